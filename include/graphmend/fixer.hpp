@@ -1,0 +1,40 @@
+// graphmend's pipeline: syntax -> analysis -> rules -> edits, over files fixed together.
+//
+// Input: file paths with their UTF-8 text. Output: per file, the sites found (fixed or
+// refused, with reasons) and the rewritten text. A file whose tree holds an ERROR or
+// MISSING node is refused whole and never rewritten; a rewrite that does not parse again
+// leaves the file unchanged and is reported as an error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graphmend/rule.hpp"
+
+namespace graphmend {
+
+struct FixOptions {
+    bool unsafe_fixes = false;  // also apply fixes whose applicability is Unsafe
+};
+
+struct InputFile {
+    std::string path;  // as given; also used to find the package the file belongs to
+    std::string text;
+};
+
+struct FileOutcome {
+    std::string path;
+    std::string original;
+    std::string fixed;                 // == original when nothing was rewritten
+    std::vector<rules::Site> sites;    // in source order
+    std::vector<bool> applied;         // per site: its fix is in `fixed`
+    std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
+
+    [[nodiscard]] bool changed() const { return fixed != original; }
+};
+
+/// Runs every registered rule over the files as one project and applies the fixes.
+std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options);
+
+}  // namespace graphmend

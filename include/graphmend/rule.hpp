@@ -1,0 +1,68 @@
+// graphmend rules: a rule finds the sites of one kind of graph break in the compiled
+// scope, and for each site either attaches a fix (edits plus an applicability) or
+// refuses it with a reason a user can act on. Every site is reported.
+//
+// Adding a rule: one file under src/rules/, one golden-test folder under
+// tests/fixtures/<rule name>/, one line in src/rules/registry.cpp.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphmend/analysis.hpp"
+#include "graphmend/edits.hpp"
+
+namespace graphmend::rules {
+
+/// ruff's ordering: a safe fix keeps behaviour and is applied by default; an unsafe fix
+/// keeps outputs but not every property and is applied only with --unsafe-fixes.
+enum class Applicability { Unsafe, Safe };
+
+struct Fix {
+    std::vector<edits::Edit> edits;
+    Applicability applicability = Applicability::Safe;
+    /// Runtime blocks (stems of src/runtime/*.py) the emitted code calls; each is
+    /// appended to the file once.
+    std::vector<std::string> runtime;
+};
+
+struct Site {
+    std::string rule;         // the rule's name, e.g. "deferred-side-effect"
+    std::string code;         // the rule's code, e.g. "GM101"
+    syntax::LineCol where;    // of the site's first byte
+    std::uint32_t begin = 0;  // byte range of the site in the original text
+    std::uint32_t end = 0;
+    std::string what;         // e.g. "print(...)", "logger.warning_once(...)"
+    std::string graph_break;  // the Dynamo graph-break id the site causes, e.g. "GB0059"
+    std::optional<Fix> fix;   // absent: refused
+    std::string reason;       // why it was refused (empty when fixed)
+};
+
+/// What a rule sees: the project and the index of the file being checked.
+struct Context {
+    const analysis::Project& project;
+    std::size_t file;
+    [[nodiscard]] const analysis::SourceFile& source() const { return project.files()[file]; }
+};
+
+struct RuleInfo {
+    std::string_view code;
+    std::string_view name;
+    std::string_view summary;
+};
+
+class Rule {
+public:
+    virtual ~Rule() = default;
+    [[nodiscard]] virtual const RuleInfo& info() const = 0;
+    /// Appends every site of this rule in the file's compiled scope to `out`.
+    virtual void check(const Context& ctx, std::vector<Site>& out) const = 0;
+};
+
+/// Every rule, in the order they run.
+const std::vector<std::unique_ptr<Rule>>& registry();
+
+}  // namespace graphmend::rules

@@ -1,0 +1,117 @@
+// graphmend syntax layer: Python source text, positions, and the tree-sitter parse tree.
+//
+// Inputs are UTF-8 byte strings. Every position is a byte offset into the original text
+// (0-based) or a line/column pair (1-based line, 1-based column counted in bytes), the
+// convention of compilers' `path:line:col:` messages. Nothing here changes source text.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tree_sitter/api.h>
+
+namespace graphmend::syntax {
+
+/// A position as `line:col`, both 1-based; col counts bytes.
+struct LineCol {
+    std::uint32_t line = 1;
+    std::uint32_t col = 1;
+};
+
+/// The text of one source file, with the line table used to turn byte offsets into
+/// line/column positions and the line ending and indentation conventions it uses.
+class SourceText {
+public:
+    explicit SourceText(std::string text);
+
+    [[nodiscard]] const std::string& text() const { return text_; }
+    [[nodiscard]] std::string_view slice(std::uint32_t begin, std::uint32_t end) const;
+    /// 1-based line/col of a byte offset (offsets past the end clamp to the end).
+    [[nodiscard]] LineCol position(std::uint32_t offset) const;
+    /// Byte offset of the start of a 1-based line.
+    [[nodiscard]] std::uint32_t line_start(std::uint32_t line) const;
+    /// "\r\n" when the file's first line ending is CRLF, "\n" otherwise.
+    [[nodiscard]] std::string_view eol() const { return eol_; }
+
+private:
+    std::string text_;
+    std::vector<std::uint32_t> line_starts_;
+    std::string eol_;
+};
+
+/// A read-only view of one parse-tree node, valid while its Tree lives.
+class Node {
+public:
+    Node() = default;
+    Node(TSNode node, const SourceText* source) : node_(node), source_(source) {}
+
+    [[nodiscard]] bool valid() const { return source_ != nullptr && !ts_node_is_null(node_); }
+    explicit operator bool() const { return valid(); }
+    [[nodiscard]] std::string_view type() const { return ts_node_type(node_); }
+    [[nodiscard]] bool is(std::string_view type) const { return valid() && this->type() == type; }
+    [[nodiscard]] bool named() const { return ts_node_is_named(node_); }
+    [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }
+    [[nodiscard]] std::uint32_t end() const { return ts_node_end_byte(node_); }
+    [[nodiscard]] std::string_view text() const { return source_->slice(begin(), end()); }
+    [[nodiscard]] LineCol position() const { return source_->position(begin()); }
+    [[nodiscard]] Node parent() const { return wrap(ts_node_parent(node_)); }
+    [[nodiscard]] Node field(std::string_view name) const;
+    [[nodiscard]] std::uint32_t child_count() const { return ts_node_child_count(node_); }
+    [[nodiscard]] Node child(std::uint32_t i) const { return wrap(ts_node_child(node_, i)); }
+    [[nodiscard]] std::vector<Node> children() const;
+    [[nodiscard]] std::vector<Node> named_children() const;
+    [[nodiscard]] const SourceText& source() const { return *source_; }
+    [[nodiscard]] bool operator==(const Node& other) const { return ts_node_eq(node_, other.node_); }
+
+private:
+    [[nodiscard]] Node wrap(TSNode n) const { return {n, source_}; }
+    TSNode node_{};
+    const SourceText* source_ = nullptr;
+};
+
+/// The first syntax error of a tree: where, and what was found there.
+struct SyntaxError {
+    LineCol where;
+    std::string message;
+};
+
+/// A parsed file: owns the text and the tree-sitter tree.
+class Tree {
+public:
+    /// Parses `text` with the tree-sitter Python grammar. Never throws on bad input;
+    /// check error() before using the tree for rewriting.
+    static Tree parse(std::string text);
+
+    Tree(Tree&& other) noexcept;
+    Tree& operator=(Tree&& other) noexcept;
+    Tree(const Tree&) = delete;
+    Tree& operator=(const Tree&) = delete;
+    ~Tree();
+
+    [[nodiscard]] Node root() const;
+    [[nodiscard]] const SourceText& source() const { return *source_; }
+    /// The first ERROR or MISSING node, if the tree holds any.
+    [[nodiscard]] std::optional<SyntaxError> error() const;
+
+private:
+    Tree() = default;
+    std::unique_ptr<SourceText> source_;
+    TSTree* tree_ = nullptr;
+};
+
+/// Calls `visit` on `node` and every descendant in source order; `visit` returns false
+/// to skip a node's children.
+template <typename Visit>
+void walk(const Node& node, Visit&& visit) {
+    if (!visit(node)) return;
+    for (std::uint32_t i = 0; i < node.child_count(); ++i) walk(node.child(i), visit);
+}
+
+/// The number of '\n' bytes in `text`.
+std::size_t count_newlines(std::string_view text);
+
+}  // namespace graphmend::syntax

@@ -1,0 +1,157 @@
+// Module index: what a module binds at module level. See include/graphmend/analysis.hpp.
+#include <filesystem>
+
+#include "graphmend/analysis.hpp"
+
+namespace graphmend::analysis {
+
+using syntax::Node;
+
+namespace {
+
+constexpr std::string_view kRuntimeMarker = "# --- graphmend: deferred side effects";
+
+std::string dotted(const Node& n) { return std::string(n.text()); }
+
+void add_import_statement(const Node& stmt, ModuleIndex& index) {
+    for (const Node& c : stmt.named_children()) {
+        if (c.is("dotted_name")) {
+            const std::string full = dotted(c);
+            const auto dot = full.find('.');
+            // `import a.b` binds "a" to the package a.
+            index.imports.push_back({full.substr(0, dot), full.substr(0, dot), "", 0});
+        } else if (c.is("aliased_import")) {
+            index.imports.push_back({dotted(c.field("alias")), dotted(c.field("name")), "", 0});
+        }
+    }
+}
+
+void add_import_from(const Node& stmt, ModuleIndex& index) {
+    const Node mod = stmt.field("module_name");
+    std::string module;
+    int level = 0;
+    if (mod.is("relative_import")) {
+        for (const Node& c : mod.children()) {
+            if (c.is("import_prefix")) level = static_cast<int>(c.text().size());
+            if (c.is("dotted_name")) module = dotted(c);
+        }
+    } else if (mod) {
+        module = dotted(mod);
+    }
+    for (const Node& c : stmt.named_children()) {
+        if (c == mod) continue;
+        if (c.is("dotted_name")) {
+            index.imports.push_back({dotted(c), module, dotted(c), level});
+        } else if (c.is("aliased_import")) {
+            index.imports.push_back({dotted(c.field("alias")), module, dotted(c.field("name")), level});
+        }
+    }
+}
+
+// `logging.getLogger(...)`, `logging.get_logger(...)`, `getLogger(...)`, `get_logger(...)`.
+bool is_logger_factory(const Node& call) {
+    if (!call.is("call")) return false;
+    const Node fn = call.field("function");
+    std::string_view name;
+    if (fn.is("identifier")) name = fn.text();
+    if (fn.is("attribute")) name = fn.field("attribute").text();
+    return name == "getLogger" || name == "get_logger";
+}
+
+void add_assignment(const Node& assignment, ModuleIndex& index) {
+    const Node left = assignment.field("left");
+    const Node right = assignment.field("right");
+    if (left.is("identifier")) {
+        if (right && is_logger_factory(right)) {
+            index.loggers.insert(dotted(left));
+        } else {
+            index.assigned.insert(dotted(left));
+        }
+        return;
+    }
+    syntax::walk(left, [&](const Node& n) {
+        if (n.is("identifier")) index.assigned.insert(dotted(n));
+        return !n.is("attribute") && !n.is("subscript");
+    });
+}
+
+void visit_block(const Node& block, ModuleIndex& index) {
+    for (const Node& stmt : block.named_children()) {
+        Node def = stmt.is("decorated_definition") ? stmt.field("definition") : stmt;
+        if (def.is("class_definition")) {
+            ClassInfo info{dotted(def.field("name")), def, {}, {}};
+            if (const Node supers = def.field("superclasses")) {
+                for (const Node& b : supers.named_children()) {
+                    if (!b.is("keyword_argument") && !b.is("list_splat") && !b.is("dictionary_splat")) {
+                        info.bases.push_back(b);
+                    }
+                }
+            }
+            for (const Node& member : def.field("body").named_children()) {
+                const Node m = member.is("decorated_definition") ? member.field("definition") : member;
+                if (m.is("function_definition")) info.methods[dotted(m.field("name"))] = m;
+            }
+            index.classes[info.name] = info;
+        } else if (def.is("function_definition")) {
+            index.functions[dotted(def.field("name"))] = def;
+        } else if (stmt.is("import_statement")) {
+            add_import_statement(stmt, index);
+        } else if (stmt.is("import_from_statement")) {
+            add_import_from(stmt, index);
+        } else if (stmt.is("expression_statement")) {
+            for (const Node& e : stmt.named_children()) {
+                if (e.is("assignment")) add_assignment(e, index);
+            }
+        } else if (stmt.is("comment") && stmt.text().starts_with(kRuntimeMarker)) {
+            index.has_runtime = true;
+        } else if (stmt.is("if_statement") || stmt.is("try_statement") || stmt.is("with_statement") ||
+                   stmt.is("elif_clause") || stmt.is("else_clause") || stmt.is("except_clause") ||
+                   stmt.is("finally_clause") || stmt.is("block")) {
+            for (const Node& part : stmt.named_children()) {
+                if (part.is("block") || part.is("elif_clause") || part.is("else_clause") ||
+                    part.is("except_clause") || part.is("finally_clause")) {
+                    visit_block(part.is("block") ? part : part, index);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+const Import* ModuleIndex::find_import(const std::string& local) const {
+    for (auto it = imports.rbegin(); it != imports.rend(); ++it) {
+        if (it->local == local) return &*it;
+    }
+    return nullptr;
+}
+
+ModuleIndex index_module(const Node& root) {
+    ModuleIndex index;
+    visit_block(root, index);
+    return index;
+}
+
+std::string module_name_for(const std::string& path, bool* is_package_init) {
+    namespace fs = std::filesystem;
+    fs::path p = fs::absolute(fs::path(path)).lexically_normal();
+    const bool init = p.filename() == "__init__.py";
+    if (is_package_init != nullptr) *is_package_init = init;
+    std::vector<std::string> parts;
+    if (!init) parts.push_back(p.stem().string());
+    fs::path dir = p.parent_path();
+    while (!dir.empty() && fs::exists(dir / "__init__.py")) {
+        parts.push_back(dir.filename().string());
+        if (dir == dir.parent_path()) break;
+        dir = dir.parent_path();
+    }
+    if (parts.empty()) parts.push_back(p.stem().string());
+    std::string name;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        if (!name.empty()) name += '.';
+        name += *it;
+    }
+    return name;
+}
+
+}  // namespace graphmend::analysis

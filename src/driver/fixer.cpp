@@ -1,0 +1,142 @@
+// The pipeline driver: see include/graphmend/fixer.hpp.
+#include "graphmend/fixer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "graphmend/runtime_sources.hpp"
+
+namespace graphmend {
+
+using syntax::Node;
+
+namespace {
+
+std::string_view runtime_source(const std::string& stem) {
+    if (stem == "deferred_effects") return runtime::deferred_effects_py;
+    throw std::logic_error("unknown runtime block: " + stem);
+}
+
+// The runtime block in the file's line endings, without leading/trailing blank lines.
+std::string runtime_text(const std::string& stem, std::string_view eol) {
+    std::string_view src = runtime_source(stem);
+    while (!src.empty() && src.front() == '\n') src.remove_prefix(1);
+    while (!src.empty() && src.back() == '\n') src.remove_suffix(1);
+    std::string out;
+    for (char c : src) {
+        if (c == '\n') {
+            out += eol;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// A module-level `if __name__ == "__main__":` runs at import as a script: helpers must
+// be defined before it.
+std::optional<std::uint32_t> main_guard(const Node& root) {
+    for (const Node& stmt : root.named_children()) {
+        if (!stmt.is("if_statement")) continue;
+        const std::string_view cond = stmt.field("condition").text();
+        if (cond.find("__name__") != std::string_view::npos && cond.find("__main__") != std::string_view::npos) {
+            return stmt.begin();
+        }
+    }
+    return std::nullopt;
+}
+
+edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std::string>& stems) {
+    const auto& source = file.tree.source();
+    const std::string& text = source.text();
+    const std::string eol(source.eol());
+    std::string block;
+    for (const auto& stem : stems) block += runtime_text(stem, eol) + eol;
+    if (const auto guard = main_guard(file.tree.root())) {
+        return {*guard, *guard, block + eol + eol};
+    }
+    const bool ends_with_newline = !text.empty() && text.back() == '\n';
+    const auto end = static_cast<std::uint32_t>(text.size());
+    return {end, end, (ends_with_newline || text.empty() ? "" : eol) + eol + eol + block};
+}
+
+std::string location(const std::string& path, syntax::LineCol where) {
+    return fmt::format("{}:{}:{}", path, where.line, where.col);
+}
+
+}  // namespace
+
+std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
+    std::vector<FileOutcome> outcomes(inputs.size());
+    std::vector<analysis::SourceFile> files;
+    std::vector<std::size_t> file_of_input(inputs.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        outcomes[i].path = inputs[i].path;
+        outcomes[i].original = inputs[i].text;
+        outcomes[i].fixed = inputs[i].text;
+        syntax::Tree tree = syntax::Tree::parse(std::move(inputs[i].text));
+        if (const auto err = tree.error()) {
+            outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
+                                            err->message);
+            continue;
+        }
+        bool is_init = false;
+        std::string module = analysis::module_name_for(inputs[i].path, &is_init);
+        auto index = analysis::index_module(tree.root());
+        file_of_input[i] = files.size();
+        files.push_back({inputs[i].path, std::move(module), is_init, std::move(tree), std::move(index)});
+    }
+    const analysis::Project project(std::move(files));
+
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        if (file_of_input[i] == SIZE_MAX) continue;
+        const std::size_t f = file_of_input[i];
+        const analysis::SourceFile& file = project.files()[f];
+        FileOutcome& out = outcomes[i];
+        const rules::Context ctx{project, f};
+        for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
+        std::stable_sort(out.sites.begin(), out.sites.end(),
+                         [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
+        out.applied.assign(out.sites.size(), false);
+
+        std::vector<edits::Edit> accepted;
+        std::vector<std::string> runtime;
+        for (std::size_t s = 0; s < out.sites.size(); ++s) {
+            rules::Site& site = out.sites[s];
+            if (!site.fix) continue;
+            if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
+            const bool clashes = std::any_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
+                return std::any_of(accepted.begin(), accepted.end(),
+                                   [&](const auto& a) { return edits::overlap(a, e); });
+            });
+            if (clashes) {
+                site.reason = "its edit overlaps another site's fix; run graphmend again";
+                site.fix.reset();
+                continue;
+            }
+            accepted.insert(accepted.end(), site.fix->edits.begin(), site.fix->edits.end());
+            for (const auto& stem : site.fix->runtime) {
+                if (std::find(runtime.begin(), runtime.end(), stem) == runtime.end()) runtime.push_back(stem);
+            }
+            out.applied[s] = true;
+        }
+        if (accepted.empty()) continue;
+        if (!runtime.empty() && !file.index.has_runtime) accepted.push_back(runtime_edit(file, runtime));
+
+        std::string fixed = edits::apply(file.tree.source().text(), accepted);
+        const syntax::Tree reparsed = syntax::Tree::parse(fixed);
+        if (const auto err = reparsed.error()) {
+            out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
+                                    "unchanged",
+                                    out.path, err->where.line, err->where.col, err->message);
+            out.applied.assign(out.sites.size(), false);
+            continue;
+        }
+        out.fixed = std::move(fixed);
+    }
+    return outcomes;
+}
+
+}  // namespace graphmend

@@ -1,0 +1,155 @@
+// graphmend command line.
+//
+//   graphmend fix IN.py -o OUT.py        write a fixed copy
+//   graphmend fix PATH...                 rewrite files and folders (*.py) in place, atomically
+//   graphmend fix --diff PATH...          print a unified diff, write nothing
+//   graphmend check PATH...               report sites, write nothing
+//
+// Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
+// processed; 1 a file could not be processed (the others are still done); 2 usage error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
+
+namespace {
+
+struct Options {
+    std::vector<std::string> paths;
+    std::string output;
+    std::string report_json;
+    bool diff = false;
+    bool unsafe_fixes = false;
+    bool quiet = false;
+};
+
+int run(const Options& opt, bool write) {
+    using namespace graphmend;
+    std::vector<InputFile> inputs;
+    bool failed = false;
+    const bool from_stdin = opt.paths.size() == 1 && opt.paths[0] == "-";
+    if (from_stdin) {
+        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {})});
+    } else {
+        std::vector<std::string> files;
+        for (const auto& p : opt.paths) {
+            try {
+                for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
+            } catch (const std::exception& e) {
+                fmt::print(stderr, "error: {}\n", e.what());
+                failed = true;
+            }
+        }
+        for (const auto& f : files) {
+            try {
+                inputs.push_back({f, output::read_file(f)});
+            } catch (const std::exception& e) {
+                fmt::print(stderr, "error: {}\n", e.what());
+                failed = true;
+            }
+        }
+    }
+    const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes});
+    std::size_t changed = 0;
+    for (const auto& o : outcomes) {
+        if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
+        if (o.error) failed = true;
+        if (!o.changed()) {
+            if (write && !opt.output.empty() && !o.error) {
+                // -o always writes the (unchanged) result.
+                try {
+                    output::write_atomically(opt.output, o.fixed);
+                } catch (const std::exception& e) {
+                    fmt::print(stderr, "error: {}\n", e.what());
+                    failed = true;
+                }
+            } else if (write && from_stdin) {
+                fmt::print("{}", o.fixed);
+            }
+            continue;
+        }
+        ++changed;
+        if (opt.diff) {
+            fmt::print("{}", output::unified_diff(o.path, o.original, o.fixed));
+            continue;
+        }
+        if (!write) continue;
+        try {
+            if (from_stdin && opt.output.empty()) {
+                fmt::print("{}", o.fixed);
+            } else {
+                output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed);
+            }
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "error: {}\n", e.what());
+            failed = true;
+        }
+    }
+    if (outcomes.size() > 1 && !opt.quiet) {
+        fmt::print(stderr, "{} file{} checked, {} {}\n", outcomes.size(), outcomes.size() == 1 ? "" : "s", changed,
+                   write && !opt.diff ? "rewritten" : "would be rewritten");
+    }
+    if (!opt.report_json.empty()) {
+        try {
+            output::write_atomically(opt.report_json, output::json_report(outcomes).dump(2) + "\n");
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "error: {}\n", e.what());
+            failed = true;
+        }
+    }
+    return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"graphmend: removes TorchDynamo graph breaks from PyTorch model sources"};
+    app.set_version_flag("--version", "graphmend 0.1.0");
+    app.require_subcommand(1);
+    Options opt;
+
+    auto* fix = app.add_subcommand("fix", "rewrite the sites graphmend can fix");
+    fix->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
+    fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
+    fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
+    fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
+    fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
+
+    auto* check = app.add_subcommand("check", "report the sites, write nothing");
+    check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
+    check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
+    check->add_flag("-q,--quiet", opt.quiet, "report only errors");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return 2;
+    }
+    if (!opt.output.empty() && opt.paths.size() != 1) {
+        fmt::print(stderr, "error: -o/--output takes exactly one input file\n");
+        return 2;
+    }
+    if (!opt.output.empty() && opt.diff) {
+        fmt::print(stderr, "error: --diff writes nothing; it cannot be combined with -o\n");
+        return 2;
+    }
+    try {
+        return run(opt, fix->parsed());
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "internal error: {}\n", e.what());
+        return 2;
+    }
+}

@@ -1,0 +1,41 @@
+// Unified diffs, computed with dtl (Debian's libdtl-dev). See include/graphmend/output.hpp.
+#include <sstream>
+
+#include <dtl/dtl.hpp>
+
+#include "graphmend/output.hpp"
+
+namespace graphmend::output {
+
+namespace {
+
+// Lines without their '\n' (a CRLF file keeps its '\r', as `diff -u` shows it).
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const auto nl = text.find('\n', start);
+        if (nl == std::string::npos) {
+            lines.push_back(text.substr(start));
+            break;
+        }
+        lines.push_back(text.substr(start, nl - start));
+        start = nl + 1;
+    }
+    return lines;
+}
+
+}  // namespace
+
+std::string unified_diff(const std::string& path, const std::string& before, const std::string& after) {
+    if (before == after) return "";
+    dtl::Diff<std::string> diff(lines_of(before), lines_of(after));
+    diff.compose();
+    diff.composeUnifiedHunks();
+    std::ostringstream out;
+    out << "--- a/" << path << "\n+++ b/" << path << "\n";
+    diff.printUnifiedFormat(out);
+    return out.str();
+}
+
+}  // namespace graphmend::output

@@ -1,0 +1,244 @@
+// Rule GM101 deferred-side-effect.
+//
+// What it does: finds `print(...)`, logging calls on module-level loggers
+// (debug/info/warning/warn/warning_once/error/exception/critical/fatal/log) and
+// `warnings.warn(...)` in code that runs under torch.compile, and hands each message to
+// graphmend's runtime (src/runtime/deferred_effects.py), which delivers it from inside
+// the FX graph when the graph runs.
+//
+// Why: Dynamo cannot trace these calls (torch 2.12: print GB0059, logging GB0291,
+// warnings.warn GB0007 "skipped builtin"), so each one splits the graph.
+//
+// Example:  print(f"mean={h.mean():.4f}")
+//     ->    _graphmend_print(_graphmend_lazy("fmt", "mean={0:.4f}", h.mean()))
+//
+// Fix safety: safe. Eagerly the helpers make the original call (same text, stream,
+// logger, level, category and location). Compiled, the message is produced once per
+// call, in program order, before the compiled call returns, formatted from the values
+// the tensors had at the call; records and warnings carry the original file, line and
+// function. Refused: calls whose value is used, `logger.exception` and `exc_info` /
+// `stack_info` / `stacklevel` (they read the live stack or exception), warnings with a
+// stacklevel other than 1 or a `source`, prints to a file other than sys.stdout /
+// sys.stderr, and `**kwargs` whose keys cannot be checked.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "graphmend/lazy_message.hpp"
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const RuleInfo kInfo{"GM101", "deferred-side-effect",
+                     "print / logging / warnings.warn under torch.compile, delivered from inside the FX graph"};
+
+const std::set<std::string_view> kLogMethods{"debug", "info",  "warning", "warn",  "warning_once",
+                                             "error", "exception", "critical", "fatal", "log"};
+
+enum class Kind { None, Print, Log, Warn };
+
+struct Call {
+    Kind kind = Kind::None;
+    std::string logger;  // Log: the module-level name of the logger
+    std::string method;  // Log: the method name
+};
+
+// The names a function and the functions around it bind.
+std::set<std::string> visible_locals(const Node& call) {
+    std::set<std::string> names;
+    for (Node f = analysis::enclosing_function(call); f; f = analysis::enclosing_function(f)) {
+        if (f.is("function_definition")) names.merge(analysis::local_names(f));
+    }
+    return names;
+}
+
+bool module_binds(const analysis::ModuleIndex& idx, const std::string& name) {
+    return idx.assigned.contains(name) || idx.functions.contains(name) || idx.classes.contains(name) ||
+           idx.find_import(name) != nullptr || idx.loggers.contains(name);
+}
+
+Call classify(const Node& call, const analysis::ModuleIndex& idx) {
+    const Node fn = call.field("function");
+    if (fn.is("identifier")) {
+        const std::string name(fn.text());
+        if (name == "print" && !module_binds(idx, name)) return {Kind::Print, "", ""};
+        if (const auto* imp = idx.find_import(name); imp && imp->module == "warnings" && imp->name == "warn" &&
+                                                    imp->level == 0) {
+            return {Kind::Warn, "", ""};
+        }
+        return {};
+    }
+    if (!fn.is("attribute")) return {};
+    const Node obj = fn.field("object");
+    const std::string attr(fn.field("attribute").text());
+    if (!obj.is("identifier")) return {};
+    const std::string base(obj.text());
+    if (idx.loggers.contains(base) && kLogMethods.contains(attr)) return {Kind::Log, base, attr};
+    if (attr == "warn") {
+        if (const auto* imp = idx.find_import(base); imp && imp->module == "warnings" && imp->name.empty()) {
+            return {Kind::Warn, "", ""};
+        }
+    }
+    return {};
+}
+
+struct Arguments {
+    std::vector<Node> positional;
+    std::vector<std::pair<std::string, Node>> keywords;
+    bool splat_kwargs = false;
+};
+
+Arguments arguments_of(const Node& call) {
+    Arguments a;
+    for (const Node& n : call.field("arguments").named_children()) {
+        if (n.is("comment")) continue;
+        if (n.is("keyword_argument")) {
+            a.keywords.emplace_back(std::string(n.field("name").text()), n.field("value"));
+        } else if (n.is("dictionary_splat")) {
+            a.splat_kwargs = true;
+        } else {
+            a.positional.push_back(n);
+        }
+    }
+    return a;
+}
+
+// Why the call cannot be deferred, or "" when it can.
+std::string refusal(const Call& c, const Node& call, const Arguments& args) {
+    if (!call.parent().is("expression_statement")) {
+        return "the call's value is used; only a call whose value is discarded can be deferred";
+    }
+    if (!call.field("arguments").is("argument_list")) return "not an ordinary argument list";
+    if (args.splat_kwargs) return "**kwargs: the keyword arguments cannot be checked before run time";
+    switch (c.kind) {
+        case Kind::Print:
+            for (const auto& [k, v] : args.keywords) {
+                if (k == "file" && v.text() != "sys.stdout" && v.text() != "sys.stderr" && v.text() != "None") {
+                    return fmt::format("print(file={}): only sys.stdout and sys.stderr are delivered after the "
+                                       "graph runs",
+                                       v.text());
+                }
+            }
+            return "";
+        case Kind::Log:
+            if (c.method == "exception") return "logger.exception reads the exception being handled";
+            for (const auto& [k, v] : args.keywords) {
+                if (k == "exc_info" || k == "stack_info" || k == "stacklevel") {
+                    return fmt::format("{}=: it reads the live stack or exception, which do not exist after the "
+                                       "graph runs",
+                                       k);
+                }
+            }
+            return "";
+        case Kind::Warn: {
+            for (const auto& [k, v] : args.keywords) {
+                if (k == "stacklevel" && v.text() != "1") {
+                    return fmt::format("stacklevel={}: the warning's location is a caller's frame, which does not "
+                                       "exist after the graph runs",
+                                       v.text());
+                }
+                if (k == "source" || k == "skip_file_prefixes") {
+                    return fmt::format("{}=: not carried through the graph", k);
+                }
+            }
+            if (args.positional.size() >= 3 && args.positional[2].text() != "1") {
+                return fmt::format("stacklevel={}: the warning's location is a caller's frame, which does not "
+                                   "exist after the graph runs",
+                                   args.positional[2].text());
+            }
+            if (args.positional.size() >= 4) return "source: not carried through the graph";
+            return "";
+        }
+        case Kind::None:
+            break;
+    }
+    return "not a deferrable call";
+}
+
+class DeferredSideEffectRule final : public Rule {
+public:
+    [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    void check(const Context& ctx, std::vector<Site>& out) const override {
+        const auto& file = ctx.source();
+        syntax::walk(file.tree.root(), [&](const Node& n) {
+            if (!n.is("call")) return true;
+            const Node fn_def = analysis::enclosing_function(n);
+            Node def = fn_def;
+            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
+            const Call c = classify(n, file.index);
+            if (c.kind == Kind::None) return true;
+            const auto locals = visible_locals(n);
+            if ((c.kind == Kind::Print && locals.contains("print")) ||
+                (c.kind == Kind::Log && locals.contains(c.logger)) ||
+                (c.kind == Kind::Warn && locals.contains(std::string(n.field("function").text()).substr(
+                                             0, n.field("function").text().find('.'))))) {
+                return true;  // a local name, not the builtin / module-level binding
+            }
+            out.push_back(site_for(n, c, def));
+            return true;
+        });
+    }
+
+private:
+    static Site site_for(const Node& call, const Call& c, const Node& def) {
+        const Node fn = call.field("function");
+        Site site;
+        site.rule = std::string(kInfo.name);
+        site.code = std::string(kInfo.code);
+        site.where = call.position();
+        site.begin = call.begin();
+        site.end = call.end();
+        site.what = fmt::format("{}(...)", fn.text());
+        site.graph_break = c.kind == Kind::Print ? "GB0059" : c.kind == Kind::Log ? "GB0291" : "GB0007";
+        const Arguments args = arguments_of(call);
+        site.reason = refusal(c, call, args);
+        if (!site.reason.empty()) return site;
+
+        Fix fix;
+        fix.runtime.emplace_back("deferred_effects");
+        const Node open = call.field("arguments");
+        // Python 3.11+ attributes a call to the line of its last name (`.warning`).
+        const Node name = fn.is("attribute") ? fn.field("attribute") : fn;
+        const auto line = name.position().line;
+        const std::string func(def.field("name").text());
+        switch (c.kind) {
+            case Kind::Print:
+                fix.edits.push_back({fn.begin(), fn.end(), "_graphmend_print"});
+                break;
+            case Kind::Log:
+                fix.edits.push_back({fn.begin(), open.begin() + 1,
+                                     fmt::format("_graphmend_log(\"{}\", \"{}\", {}, \"{}\", ", c.logger, c.method,
+                                                 line, func)});
+                break;
+            case Kind::Warn:
+                fix.edits.push_back({fn.begin(), open.begin() + 1, fmt::format("_graphmend_warn({}, ", line)});
+                break;
+            case Kind::None:
+                break;
+        }
+        if (c.kind == Kind::Log || c.kind == Kind::Warn) {
+            // `f(, )` is not Python: with no arguments, drop the separator again.
+            if (args.positional.empty() && args.keywords.empty()) {
+                auto& e = fix.edits.back();
+                e.text.resize(e.text.size() - 2);
+            }
+        }
+        for (const Node& a : args.positional) {
+            if (auto deferred = defer_message_expression(a)) fix.edits.push_back({a.begin(), a.end(), *deferred});
+        }
+        site.fix = std::move(fix);
+        return site;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_deferred_side_effect_rule() { return std::make_unique<DeferredSideEffectRule>(); }
+
+}  // namespace graphmend::rules

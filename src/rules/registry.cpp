@@ -1,0 +1,17 @@
+// The rule registry: one line per rule.
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules {
+
+std::unique_ptr<Rule> make_deferred_side_effect_rule();
+
+const std::vector<std::unique_ptr<Rule>>& registry() {
+    static const std::vector<std::unique_ptr<Rule>> rules = [] {
+        std::vector<std::unique_ptr<Rule>> r;
+        r.push_back(make_deferred_side_effect_rule());
+        return r;
+    }();
+    return rules;
+}
+
+}  // namespace graphmend::rules

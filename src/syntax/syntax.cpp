@@ -1,0 +1,114 @@
+// Syntax layer: see include/graphmend/syntax.hpp.
+#include "graphmend/syntax.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include <fmt/format.h>
+
+extern "C" const TSLanguage* tree_sitter_python();
+
+namespace graphmend::syntax {
+
+SourceText::SourceText(std::string text) : text_(std::move(text)) {
+    line_starts_.push_back(0);
+    for (std::uint32_t i = 0; i < text_.size(); ++i) {
+        if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    }
+    const auto nl = text_.find('\n');
+    eol_ = (nl != std::string::npos && nl > 0 && text_[nl - 1] == '\r') ? "\r\n" : "\n";
+}
+
+std::string_view SourceText::slice(std::uint32_t begin, std::uint32_t end) const {
+    end = std::min<std::uint32_t>(end, static_cast<std::uint32_t>(text_.size()));
+    begin = std::min(begin, end);
+    return std::string_view(text_).substr(begin, end - begin);
+}
+
+LineCol SourceText::position(std::uint32_t offset) const {
+    offset = std::min<std::uint32_t>(offset, static_cast<std::uint32_t>(text_.size()));
+    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    const auto line = static_cast<std::uint32_t>(it - line_starts_.begin());
+    return {line, offset - line_starts_[line - 1] + 1};
+}
+
+std::uint32_t SourceText::line_start(std::uint32_t line) const {
+    if (line == 0) return 0;
+    if (line > line_starts_.size()) return static_cast<std::uint32_t>(text_.size());
+    return line_starts_[line - 1];
+}
+
+Node Node::field(std::string_view name) const {
+    return wrap(ts_node_child_by_field_name(node_, name.data(), static_cast<std::uint32_t>(name.size())));
+}
+
+std::vector<Node> Node::children() const {
+    std::vector<Node> out;
+    for (std::uint32_t i = 0; i < child_count(); ++i) out.push_back(child(i));
+    return out;
+}
+
+std::vector<Node> Node::named_children() const {
+    std::vector<Node> out;
+    for (std::uint32_t i = 0; i < ts_node_named_child_count(node_); ++i) {
+        out.push_back(wrap(ts_node_named_child(node_, i)));
+    }
+    return out;
+}
+
+Tree Tree::parse(std::string text) {
+    Tree tree;
+    tree.source_ = std::make_unique<SourceText>(std::move(text));
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, tree_sitter_python());
+    const auto& t = tree.source_->text();
+    tree.tree_ = ts_parser_parse_string(parser, nullptr, t.data(), static_cast<std::uint32_t>(t.size()));
+    ts_parser_delete(parser);
+    return tree;
+}
+
+Tree::Tree(Tree&& other) noexcept
+    : source_(std::move(other.source_)), tree_(std::exchange(other.tree_, nullptr)) {}
+
+Tree& Tree::operator=(Tree&& other) noexcept {
+    if (this != &other) {
+        if (tree_ != nullptr) ts_tree_delete(tree_);
+        source_ = std::move(other.source_);
+        tree_ = std::exchange(other.tree_, nullptr);
+    }
+    return *this;
+}
+
+Tree::~Tree() {
+    if (tree_ != nullptr) ts_tree_delete(tree_);
+}
+
+Node Tree::root() const { return {ts_tree_root_node(tree_), source_.get()}; }
+
+std::optional<SyntaxError> Tree::error() const {
+    if (!ts_node_has_error(ts_tree_root_node(tree_))) return std::nullopt;
+    std::optional<SyntaxError> found;
+    std::function<void(TSNode)> visit = [&](TSNode n) {
+        if (found || !ts_node_has_error(n)) return;
+        if (ts_node_is_missing(n)) {
+            found = SyntaxError{source_->position(ts_node_start_byte(n)),
+                                fmt::format("syntax error: missing '{}'", ts_node_type(n))};
+            return;
+        }
+        if (std::string_view(ts_node_type(n)) == "ERROR") {
+            found = SyntaxError{source_->position(ts_node_start_byte(n)), "syntax error: unexpected input"};
+            return;
+        }
+        for (std::uint32_t i = 0; i < ts_node_child_count(n); ++i) visit(ts_node_child(n, i));
+    };
+    visit(ts_tree_root_node(tree_));
+    if (!found) found = SyntaxError{{1, 1}, "syntax error"};
+    return found;
+}
+
+std::size_t count_newlines(std::string_view text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace graphmend::syntax
