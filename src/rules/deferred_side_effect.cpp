@@ -223,10 +223,12 @@ private:
                 break;
         }
         if (c.kind == Kind::Log || c.kind == Kind::Warn) {
-            // `f(, )` is not Python: with no arguments, drop the separator again.
+            auto& e = fix.edits.back();
+            const std::string_view rest = call.source().text().substr(open.begin() + 1);
             if (args.positional.empty() && args.keywords.empty()) {
-                auto& e = fix.edits.back();
-                e.text.resize(e.text.size() - 2);
+                e.text.resize(e.text.size() - 2);  // `f(, )` is not Python
+            } else if (rest.starts_with("\n") || rest.starts_with("\r\n")) {
+                e.text.pop_back();  // no trailing blank before the line break
             }
         }
         for (const Node& a : args.positional) {

@@ -88,9 +88,7 @@ void field_of(const Node& interp, std::string& tmpl, std::vector<std::string>& a
                 if (part.is(":")) continue;
                 if (part.is("format_expression")) {
                     spec += src.substr(cursor, part.begin() - cursor);
-                    spec += '{';
                     field_of(part, spec, args);
-                    spec += '}';
                     cursor = part.end();
                 }
             }

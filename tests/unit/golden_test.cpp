@@ -1,0 +1,106 @@
+// Golden tests: every rule's fixtures under tests/fixtures/<rule>/.
+//
+// A fixture is a file `NAME.py` (fixed alone) or a folder `NAME/` (its *.py files fixed
+// together as one project). Beside it: `NAME.expected.py` (or the folder
+// `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report. Fixing the
+// expected text again must change nothing. GRAPHMEND_UPDATE_GOLDEN=1 rewrites the
+// expectations from the current output (review the diff before committing).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
+
+namespace fs = std::filesystem;
+using namespace graphmend;
+
+namespace {
+
+const fs::path kRoot = GRAPHMEND_SOURCE_DIR;
+
+bool is_expectation(const fs::path& p) {
+    const auto name = p.filename().string();
+    return name.ends_with(".expected.py") || name.ends_with(".expected") || name.ends_with(".report.txt");
+}
+
+std::vector<std::string> fixtures() {
+    std::vector<std::string> out;
+    for (const auto& rule : fs::directory_iterator(kRoot / "tests/fixtures")) {
+        if (!rule.is_directory()) continue;
+        for (const auto& entry : fs::directory_iterator(rule.path())) {
+            const auto& p = entry.path();
+            if (is_expectation(p) || p.filename().string().starts_with(".")) continue;
+            if (entry.is_directory() || p.extension() == ".py") out.push_back(fs::relative(p, kRoot).string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> sources_of(const std::string& fixture) {
+    std::vector<std::string> files;
+    for (const auto& f : output::collect_python_files({(kRoot / fixture).string()})) {
+        if (!is_expectation(f)) files.push_back(fs::relative(f, kRoot).string());
+    }
+    return files;
+}
+
+std::vector<FileOutcome> run_fix(const std::vector<std::string>& files, const std::vector<std::string>& texts) {
+    std::vector<InputFile> inputs;
+    for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], texts[i]});
+    return fix_files(std::move(inputs), FixOptions{});
+}
+
+// Where a source file's expected fixed text lives.
+fs::path expected_path(const std::string& fixture, const std::string& file) {
+    if (fs::is_directory(kRoot / fixture)) {
+        return kRoot / (fixture + ".expected") / fs::relative(kRoot / file, kRoot / fixture);
+    }
+    return kRoot / (fixture.substr(0, fixture.size() - 3) + ".expected.py");
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, FixedTextAndReportMatch) {
+    const std::string fixture = GetParam();
+    const auto files = sources_of(fixture);
+    std::vector<std::string> texts;
+    for (const auto& f : files) texts.push_back(output::read_file((kRoot / f).string()));
+    ::chdir(kRoot.c_str());
+    const auto outcomes = run_fix(files, texts);
+    std::string report;
+    for (const auto& o : outcomes) report += output::text_report(o);
+    const fs::path report_path = kRoot / ((fs::is_directory(kRoot / fixture) ? fixture
+                                                                               : fixture.substr(0, fixture.size() - 3)) +
+                                          ".report.txt");
+    if (std::getenv("GRAPHMEND_UPDATE_GOLDEN") != nullptr) {
+        output::write_atomically(report_path.string(), report);
+        for (const auto& o : outcomes) {
+            const auto p = expected_path(fixture, o.path);
+            fs::create_directories(p.parent_path());
+            output::write_atomically(p.string(), o.fixed);
+        }
+        GTEST_SKIP() << "expectations rewritten";
+    }
+    EXPECT_EQ(report, output::read_file(report_path.string())) << "report of " << fixture;
+    std::vector<std::string> fixed;
+    for (const auto& o : outcomes) {
+        const std::string want = output::read_file(expected_path(fixture, o.path).string());
+        EXPECT_EQ(o.fixed, want) << output::unified_diff(o.path, want, o.fixed);
+        fixed.push_back(o.fixed);
+    }
+    // A second run over the fixed text changes nothing.
+    for (const auto& o : run_fix(files, fixed)) {
+        EXPECT_FALSE(o.changed()) << "not idempotent: " << output::unified_diff(o.path, o.original, o.fixed);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, ::testing::ValuesIn(fixtures()), [](const auto& info) {
+    std::string name;
+    for (char c : info.param) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return name;
+});
+
+}  // namespace
