@@ -19,17 +19,41 @@ std::string_view runtime_source(const std::string& stem) {
     throw std::logic_error("unknown runtime block: " + stem);
 }
 
-// The runtime block in the file's line endings, without leading/trailing blank lines.
-std::string runtime_text(const std::string& stem, std::string_view eol) {
+// The file's indentation unit: a tab, or the spaces of its first indented line.
+std::string indent_unit(const std::string& text) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const auto nl = text.find('\n', pos);
+        const std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
+        if (!line.empty() && line[0] == '\t') return "\t";
+        const auto spaces = line.find_first_not_of(' ');
+        if (spaces != 0 && spaces != std::string_view::npos && line[spaces] != '#' && line[spaces] != '\r') {
+            return std::string(spaces, ' ');
+        }
+        if (nl == std::string::npos) break;
+        pos = nl + 1;
+    }
+    return "    ";
+}
+
+// The runtime block in the file's line endings and indentation, without leading or
+// trailing blank lines. The block is written with 4-space indentation.
+std::string runtime_text(const std::string& stem, std::string_view eol, const std::string& indent) {
     std::string_view src = runtime_source(stem);
     while (!src.empty() && src.front() == '\n') src.remove_prefix(1);
     while (!src.empty() && src.back() == '\n') src.remove_suffix(1);
     std::string out;
-    for (char c : src) {
-        if (c == '\n') {
+    bool line_start = true;
+    for (std::size_t i = 0; i < src.size(); ++i) {
+        if (src[i] == '\n') {
             out += eol;
+            line_start = true;
+        } else if (line_start && src.substr(i).starts_with("    ")) {
+            out += indent;
+            i += 3;
         } else {
-            out += c;
+            line_start = false;
+            out += src[i];
         }
     }
     return out;
@@ -53,7 +77,8 @@ edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std
     const std::string& text = source.text();
     const std::string eol(source.eol());
     std::string block;
-    for (const auto& stem : stems) block += runtime_text(stem, eol) + eol;
+    const std::string indent = indent_unit(text);
+    for (const auto& stem : stems) block += runtime_text(stem, eol, indent) + eol;
     if (const auto guard = main_guard(file.tree.root())) {
         return {*guard, *guard, block + eol + eol};
     }
