@@ -31,7 +31,7 @@ std::vector<std::string> fixtures() {
         if (!rule.is_directory()) continue;
         for (const auto& entry : fs::directory_iterator(rule.path())) {
             const auto& p = entry.path();
-            if (is_expectation(p) || p.filename().string().starts_with(".")) continue;
+            if (is_expectation(p) || p.filename().string().starts_with(".") || p.filename() == "__pycache__") continue;
             if (entry.is_directory() || p.extension() == ".py") out.push_back(fs::relative(p, kRoot).string());
         }
     }
