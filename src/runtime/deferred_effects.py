@@ -153,11 +153,15 @@ def _graphmend_runtime():
             return
         if method == "log":
             level, args = args[0], args[1:]
+            if not isinstance(level, int):
+                if logging.raiseExceptions:
+                    raise TypeError("level must be an integer")
+                return
         else:
             level = levels[method]
-        if method == "warn":
-            warnings.warn("The 'warn' method is deprecated, use 'warning' instead",
-                          DeprecationWarning, 2)
+        if method == "warn":  # logging.Logger.warn warns at its caller first
+            warn_replay(g, filename, lineno, ["The 'warn' method is deprecated, use 'warning' "
+                                              "instead", DeprecationWarning], {})
         if not logger.isEnabledFor(level):
             return
         msg, args = args[0], tuple(args[1:])
@@ -174,9 +178,13 @@ def _graphmend_runtime():
             category = message.__class__
         elif category is None:
             category = UserWarning
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            raise TypeError("category must be a Warning subclass, not '%s'" % type(category).__name__)
         registry = g.setdefault("__warningregistry__", {})
-        warnings.warn_explicit(message, category, filename, lineno,
-                               g.get("__name__", "<string>"), registry, g,
+        module = g.get("__name__")
+        if not isinstance(module, str):
+            module = "<string>"
+        warnings.warn_explicit(message, category, filename, lineno, module, registry, None,
                                params.get("source"))
 
     # --- the op: one effectful custom op, registered once per process
@@ -206,24 +214,22 @@ def _graphmend_runtime():
             return
         print(*[materialize(a) for a in args], **kwargs)
 
+    # Eagerly, the message is delivered at once exactly as the replay would deliver it:
+    # records and warnings carry the call's static file, line (Python 3.11+ attributes a
+    # call to the line of its last name) and function, which stay right even when
+    # Dynamo runs this frame as resumed bytecode after a graph break.
     def log(fid, logger_name, method, lineno, func, args, kwargs):
-        if is_compiling() and defer(("log", fid, (logger_name, method, lineno, func)),
-                                    args, kwargs):
+        where = (logger_name, method, lineno, func)
+        if is_compiling() and defer(("log", fid, where), args, kwargs):
             return
-        logger = modules[fid][0][logger_name]
-        args = [materialize(a) for a in args]
-        if method in levels or method == "log":
-            kwargs = dict(kwargs, stacklevel=3)  # the caller of _graphmend_log
-        getattr(logger, method)(*args, **kwargs)
+        g, filename = modules[fid]
+        log_replay(g, filename, where, [materialize(a) for a in args], kwargs)
 
     def warn(fid, lineno, args, kwargs):
         if is_compiling() and defer(("warn", fid, lineno), args, kwargs):
             return
-        params = dict(zip(("message", "category", "stacklevel", "source"), args))
-        params.update(kwargs)
-        params["message"] = materialize(params["message"])
-        params["stacklevel"] = params.get("stacklevel", 1) + 2  # the caller of _graphmend_warn
-        warnings.warn(**params)
+        g, filename = modules[fid]
+        warn_replay(g, filename, lineno, [materialize(a) for a in args], kwargs)
 
     rt.lazy = lazy
     rt.register_module = register_module
@@ -252,3 +258,4 @@ def _graphmend_warn(lineno, *args, **kwargs):
 
 def _graphmend_lazy(op, *args):
     return _graphmend_rt.lazy(op, *args)
+
