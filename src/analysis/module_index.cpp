@@ -110,7 +110,7 @@ void visit_block(const Node& block, ModuleIndex& index) {
             for (const Node& part : stmt.named_children()) {
                 if (part.is("block") || part.is("elif_clause") || part.is("else_clause") ||
                     part.is("except_clause") || part.is("finally_clause")) {
-                    visit_block(part.is("block") ? part : part, index);
+                    visit_block(part, index);
                 }
             }
         }

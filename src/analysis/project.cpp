@@ -78,17 +78,8 @@ Project::Symbol Project::resolve_expr(std::size_t file, const Node& expr) const 
     if (expr.is("attribute")) {
         const Symbol base = resolve_expr(file, expr.field("object"));
         const std::string attr(expr.field("attribute").text());
-        switch (base.kind) {
-            case Symbol::Module:
-                return resolve_in_module(files_[base.file].module_name, attr, 0);
-            case Symbol::External:
-                return {Symbol::External, 0, base.name + "." + attr};
-            case Symbol::Class: {
-                return {};
-            }
-            default:
-                return {};
-        }
+        if (base.kind == Symbol::Module) return resolve_in_module(files_[base.file].module_name, attr, 0);
+        if (base.kind == Symbol::External) return {Symbol::External, 0, base.name + "." + attr};
     }
     return {};
 }

@@ -30,7 +30,7 @@ std::string read_file(const std::string& path) {
 void write_atomically(const std::string& path, const std::string& text) {
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::string tmpl = (dir / ("." + target.filename().string() + ".graphmend-XXXXXX")).string();
+    std::string tmpl = (dir / fmt::format(".{}.graphmend-XXXXXX", target.filename().string())).string();
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot create a temporary file: {}", path, std::strerror(errno)));
     auto fail = [&](const char* what) {

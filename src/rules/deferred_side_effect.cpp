@@ -167,8 +167,7 @@ public:
         const auto& file = ctx.source();
         syntax::walk(file.tree.root(), [&](const Node& n) {
             if (!n.is("call")) return true;
-            const Node fn_def = analysis::enclosing_function(n);
-            Node def = fn_def;
+            Node def = analysis::enclosing_function(n);
             while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
             if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             const Call c = classify(n, file.index);
