@@ -1,0 +1,192 @@
+"""Parent side of `graph_breaks.py --model NAME`: graph breaks before/after graphmend.
+
+run_model(name, python, workdir) -> result dict (the JSON written by --json):
+  1. arm "before": a fresh process on the installed package; saves its state_dict;
+  2. copy the installed package folder (without __pycache__) into workdir/site,
+     run `graphmend fix workdir/site/<package>` on the copy in place;
+  3. arm "after": a fresh process with PYTHONPATH=workdir/site, loading the
+     first arm's state_dict strictly;
+  4. compare outputs (bit-equal) and messages (all four streams, in order).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import fixer
+from .models import MODELS
+
+ARM = Path(__file__).with_name("model_arm.py")
+
+
+def installed_package_dir(python, package):
+    """Folder of `package` as imported by interpreter `python` (no PYTHONPATH)."""
+    env = _clean_env()
+    code = f"import os, {package}; print(os.path.dirname(os.path.realpath({package}.__file__)))"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return Path(out.stdout.strip())
+
+
+def _clean_env(pythonpath=None):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if pythonpath:
+        env["PYTHONPATH"] = str(pythonpath)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave .pyc in the fixed copy or the venv
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env["HF_HUB_OFFLINE"] = "1"
+    return env
+
+
+def run_arm(python, name, package_root, workdir, tag, state, save, pythonpath=None, timeout=1800):
+    """Run one arm in a fresh process; returns (result dict or None, process info)."""
+    out_json = workdir / f"{tag}.json"
+    out_pt = workdir / f"{tag}-outputs.pt"
+    cmd = [python, str(ARM), "--model", name, "--package-root", str(package_root),
+           "--out", str(out_json), "--outputs", str(out_pt),
+           "--save-state" if save else "--load-state", str(state)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_clean_env(pythonpath),
+                              cwd=workdir, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, {"returncode": "timeout", "stdout": "", "stderr": f"timed out after {timeout}s"}
+    info = {"returncode": proc.returncode, "stdout": proc.stdout[-4000:], "stderr": proc.stderr[-4000:]}
+    if proc.returncode != 0 or not out_json.exists():
+        return None, info
+    return json.loads(out_json.read_text()), info
+
+
+def _copy_package(src, dst):
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def compare_messages(before, after):
+    """Per-stream and whole-sequence equality of two arms' recorded messages."""
+    keys = ("stdout", "stderr", "warnings", "logs")
+    per_stream = {k: before[k] == after[k] for k in keys}
+    in_order = before["events"] == after["events"]
+    return {"identical": all(per_stream.values()) and in_order, "in_order": in_order, **per_stream}
+
+
+def run_model(name, python, workdir):
+    """Measure model `name`; returns the result dict (see module docstring)."""
+    import torch  # parent-side comparison only
+
+    from . import tensors
+
+    spec = MODELS[name]
+    workdir = Path(workdir)
+    result = {"model": name, "description": spec.description, "ok": False}
+    installed = installed_package_dir(python, spec.package)
+
+    before, info_b = run_arm(python, name, installed, workdir, "before", workdir / "state.pt", save=True)
+    result["arm_before"] = info_b
+    if before is None:
+        result["error"] = "arm 'before' failed"
+        return result
+
+    site = workdir / "site"
+    copy = site / spec.package
+    if site.exists():  # a kept work folder from an earlier run
+        shutil.rmtree(site)
+    _copy_package(installed, copy)
+    fix = fixer.run_fix([copy])
+    result["graphmend"] = fix.to_json()
+    result["graphmend_summary"] = fix.stderr
+
+    after, info_a = run_arm(python, name, copy, workdir, "after", workdir / "state.pt", save=False,
+                            pythonpath=site)
+    result["arm_after"] = info_a
+    if after is None:
+        result["error"] = "arm 'after' failed"
+        return result
+
+    leaves_b = torch.load(workdir / "before-outputs.pt")
+    leaves_a = torch.load(workdir / "after-outputs.pt")
+    identical, diff = tensors.compare(leaves_b, leaves_a)
+    tensor_pairs = [(x, y) for (_, x), (_, y) in zip(leaves_b, leaves_a)
+                    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)]
+    torch_equal = len(leaves_b) == len(leaves_a) and all(
+        x.dtype == y.dtype and x.shape == y.shape and torch.equal(x, y) for x, y in tensor_pairs)
+    messages = compare_messages(before["messages"], after["messages"])
+    outputs_identical = (identical and torch_equal
+                         and before["output_sha256"] == after["output_sha256"]
+                         and before["exception"] == after["exception"])
+    result.update({
+        "torch": before["torch"],
+        spec.package: before[spec.package],
+        "graphs_before": before["graphs"],
+        "graphs_after": after["graphs"],
+        "breaks_before": before["breaks"],
+        "breaks_after": after["breaks"],
+        "dynamo_breaks_before": before["dynamo_breaks"],
+        "dynamo_breaks_after": after["dynamo_breaks"],
+        "outputs_identical": outputs_identical,
+        "outputs_torch_equal": torch_equal,
+        "output_sha256_before": before["output_sha256"],
+        "output_sha256_after": after["output_sha256"],
+        "output_differences": diff,
+        "output_tensors": sum(1 for _ in tensor_pairs),
+        "exception_before": before["exception"],
+        "exception_after": after["exception"],
+        "messages_identical": messages["identical"],
+        "messages_comparison": messages,
+        "messages_before": before["messages"],
+        "messages_after": after["messages"],
+        "break_reasons_before": before["break_reasons"],
+        "break_reasons_after": after["break_reasons"],
+        "package_file_before": before["package_file"],
+        "package_file_after": after["package_file"],
+    })
+    result["ok"] = bool(outputs_identical and messages["identical"] and before["exception"] is None
+                        and fix.returncode in (0, 1))
+    return result
+
+
+def summary_lines(result):
+    """A short human-readable summary of run_model's result."""
+    if "graphs_before" not in result:
+        return [f"{result['model']}: {result.get('error', 'failed')}"]
+    m = result["messages_comparison"]
+    return [
+        f"model {result['model']}: torch {result['torch']}, transformers {result.get('transformers')}",
+        f"  graphs  {result['graphs_before']} -> {result['graphs_after']}   "
+        f"breaks {result['breaks_before']} -> {result['breaks_after']}   "
+        f"(Dynamo counter {result['dynamo_breaks_before']} -> {result['dynamo_breaks_after']})",
+        f"  outputs identical: {result['outputs_identical']} "
+        f"({result['output_tensors']} tensors, sha256 {result['output_sha256_before'][:16]}...)",
+        f"  messages identical: {result['messages_identical']} "
+        + " ".join(f"{k}={m[k]}" for k in ("stdout", "stderr", "warnings", "logs", "in_order")),
+        f"  graphmend exit {result['graphmend']['returncode']} in {result['graphmend']['seconds']}s",
+    ]
+
+
+def main_model(name, json_path, keep=None):
+    """Entry for --model: run, write JSON, print the summary; returns the exit code."""
+    import tempfile
+
+    if name not in MODELS:
+        print(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}", file=sys.stderr)
+        return 2
+    try:
+        fixer.fixer_command()
+    except fixer.FixerMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix=f"graphmend-{name}-") as tmp:
+        workdir = Path(keep) if keep else Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        result = run_model(name, sys.executable, workdir)
+    if json_path:
+        Path(json_path).write_text(json.dumps(result, indent=1))
+    for line in summary_lines(result):
+        print(line)
+    if "error" in result:
+        for key in ("arm_before", "arm_after"):
+            if key in result and result[key]["returncode"] != 0:
+                print(f"--- {key} stderr:\n{result[key]['stderr']}", file=sys.stderr)
+    return 0 if result["ok"] else 1

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Count TorchDynamo graph breaks before and after `graphmend fix`, and check behaviour.
+
+    graph_breaks.py --model t5 --json OUT.json
+        Builds a small transformers model (random weights, no download) in two
+        fresh processes, on the installed package and on a copy fixed by
+        graphmend; compares graph counts, outputs (bit-equal) and messages.
+    graph_breaks.py --case PATH --json OUT.json
+        Fixes one single-file model (defines Model, example_inputs(), maybe
+        other_inputs()/third_inputs(), header lines `# expect: KEY: VALUE`), runs
+        original and fixed, eager and compiled, and checks every expectation.
+
+The graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend).
+Run with the project's venv (.venv/bin/python). Exit: 0 ok, 1 a check failed or
+behaviour differs, 2 usage or set-up error (binary missing, unknown model).
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_args(argv):
+    from _harness.models import MODELS
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model", help=f"one of: {', '.join(sorted(MODELS))}")
+    what.add_argument("--case", metavar="PATH", help="a single-file model following tests/cases")
+    p.add_argument("--json", metavar="OUT.json", help="write the full result here")
+    p.add_argument("--keep", metavar="DIR", help="keep the work files (fixed copy, arm outputs) in DIR")
+    p.add_argument("--log-level", metavar="LEVEL",
+                   help="--case only: set the root logger's level in every arm (default: leave it)")
+    p.add_argument("--grad", action="store_true",
+                   help="--case only: call the model with autograd enabled (default: torch.no_grad())")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.model:
+        from _harness.model_bench import main_model
+
+        return main_model(args.model, args.json, args.keep)
+    from _harness.case_bench import main_case
+
+    return main_case(args.case, args.json, args.keep, args.log_level, args.grad)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

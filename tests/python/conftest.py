@@ -1,0 +1,66 @@
+"""Shared helpers for the Python tests: run benchmarks/graph_breaks.py and read its JSON.
+
+The tests run with the project's venv (.venv/bin/python -m pytest tests/python);
+every harness run happens in fresh subprocesses of that same interpreter.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = REPO / "benchmarks" / "graph_breaks.py"
+CASES = REPO / "tests" / "cases"
+BINARY = REPO / "build" / "graphmend"
+IDENTITY_FIX = REPO / "benchmarks" / "_harness" / "identity_fix.py"
+
+sys.path.insert(0, str(REPO / "benchmarks"))  # for unit tests of _harness
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs torch.compile in subprocesses (still runs by default)")
+
+
+def run_harness(args, tmp_path, fixer=None, timeout=900):
+    """Run graph_breaks.py ARGS --json tmp_path/result.json; returns (exit code, result, output).
+
+    fixer: the GRAPHMEND_BIN to use (None: the environment's, default build/graphmend).
+    Fails the test on a set-up error (exit 2) or when no JSON was written.
+    """
+    out = tmp_path / "result.json"
+    env = dict(os.environ)
+    if fixer is not None:
+        env["GRAPHMEND_BIN"] = fixer
+    proc = subprocess.run([sys.executable, str(HARNESS), *map(str, args), "--json", str(out)],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 2, f"harness set-up error:\n{output}"
+    assert out.exists(), f"harness wrote no JSON (exit {proc.returncode}):\n{output}"
+    return proc.returncode, json.loads(out.read_text()), output
+
+
+def require_graphmend():
+    """Fail (not skip: CI builds first) when the graphmend binary is missing."""
+    if os.environ.get("GRAPHMEND_BIN"):
+        return
+    if not BINARY.is_file():
+        pytest.fail(f"{BINARY} does not exist: build graphmend before running the Python tests",
+                    pytrace=False)
+
+
+def identity_fixer():
+    """GRAPHMEND_BIN value of the stand-in that changes nothing."""
+    return f"{sys.executable} {IDENTITY_FIX}"
+
+
+def failed_checks(result):
+    """The failed checks of a --case result, one per line, for assertion messages."""
+    lines = []
+    for check in result["checks"]:
+        if not check["ok"]:
+            lines.append(f"[{check['name']}] {check['expect'] or ''}")
+            lines += [f"    {d}" for d in check["details"]]
+    return "\n".join(lines)

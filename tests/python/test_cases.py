@@ -1,0 +1,39 @@
+"""graphmend meets the `# expect:` lines of the handed cases and of the demo model, on real torch.
+
+Each entry runs benchmarks/graph_breaks.py --case, which fixes the file with
+build/graphmend and runs original and fixed, eager and compiled, checking every
+expectation (see benchmarks/_harness/case_bench.py). Add a case, or a variant with
+extra harness arguments, to CASES below.
+"""
+import pytest
+
+from conftest import REPO, failed_checks, require_graphmend, run_harness
+
+# (file relative to the repository root, extra arguments of graph_breaks.py)
+CASES = [
+    ("tests/cases/c01_defer_print_fstring.py", []),
+    ("tests/cases/c02_defer_logger.py", []),
+    # Root logger at DEBUG: the logger.info site is recorded too.
+    ("tests/cases/c02_defer_logger.py", ["--log-level", "DEBUG"]),
+    ("tests/cases/c03_defer_warnings.py", []),
+    ("tests/cases/c11_untouched_outside_forward.py", []),
+    ("tests/cases/c12_format_preserved.py", []),
+    ("models/demo_model.py", []),
+    # Golden fixtures of the deferred-side-effect rule that carry `# expect:` lines.
+    ("tests/fixtures/deferred-side-effect/message_forms.py", ["--log-level", "DEBUG"]),
+    ("tests/fixtures/deferred-side-effect/fstring_edges.py", []),
+]
+
+
+def _id(entry):
+    path, extra = entry
+    return path.rsplit("/", 1)[-1].split("_")[0] + "".join(a.lower().lstrip("-") for a in extra)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,extra", CASES, ids=[_id(e) for e in CASES])
+def test_case_meets_expectations(path, extra, tmp_path):
+    require_graphmend()
+    code, result, output = run_harness(["--case", REPO / path, *extra], tmp_path)
+    assert result["ok"], f"{path} failed checks:\n{failed_checks(result)}"
+    assert code == 0, output

@@ -1,0 +1,169 @@
+"""Self-tests of the verification harness (benchmarks/_harness), without graphmend.
+
+The integration tests use stand-ins for the binary: the identity fixer (after ==
+before) and a fixer that changes a message and the arithmetic, to show that the
+checks see such changes. The unit tests cover the pure helpers.
+"""
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from conftest import CASES, failed_checks, identity_fixer, run_harness
+
+from _harness import capture, expect, fixer, tensors
+from _harness.case_bench import check_refused, check_untouched, first_difference
+from _harness.paths import PathMapper
+
+# ------------------------------------------------------------------ unit tests
+
+
+def test_expectations_of_every_case_parse_to_known_keys():
+    for path in sorted(CASES.glob("c*.py")):
+        found = expect.parse(path.read_bytes().decode())
+        assert found, f"{path.name}: no expectations found"
+        unknown = [e.key for e in found if e.key not in expect.KNOWN_KEYS]
+        assert not unknown, f"{path.name}: {unknown}"
+
+
+def test_expectations_crlf_and_raises():
+    c12 = expect.parse((CASES / "c12_format_preserved.py").read_bytes().decode())
+    assert [e.text for e in c12] == ["graphs-after: 1", "outputs: identical", "stdout: identical"]
+    c07 = {e.key: e.value for e in expect.parse((CASES / "c07_trap_raise.py").read_text())}
+    assert expect.parse_raises(c07["raises"]) == ("ValueError", "attention scores contain NaN")
+
+
+def test_expectations_stop_at_first_code_line():
+    text = "# expect: stdout: identical\nimport torch\n# expect: graphs-after: 1\n"
+    assert [e.key for e in expect.parse(text)] == ["stdout"]
+
+
+@pytest.mark.parametrize("summary,count", [
+    ("a.py: 3 sites, 2 fixed, 1 refused (stateful branch)", 1),
+    ("a.py: sites=3 fixed=1 refused=2", 2),
+    ("a.py: refused: 1\n  line 19: refused: mutates module state", 1),
+    ("a.py: 2 sites refused", 2),
+    ("a.py: 3 sites, 3 fixed, 0 refused", 0),
+    ("a.py: 1 site, 1 fixed", 0),
+])
+def test_refused_count(summary, count):
+    assert fixer.refused_count(summary) == count
+
+
+def test_path_mapper_longest_root_wins(tmp_path):
+    pkg = tmp_path / "site" / "transformers"
+    (pkg / "models").mkdir(parents=True)
+    paths = PathMapper([(tmp_path, "tmp"), (pkg, "transformers")])
+    assert paths(str(pkg / "models" / "t5.py")) == "transformers/models/t5.py"
+    assert paths(str(tmp_path / "x.py")) == "tmp/x.py"
+    assert paths("/elsewhere/y.py") == "/elsewhere/y.py"
+    assert paths("<string>") == "<string>"
+
+
+def test_recording_merges_writes_and_sets_framework_apart():
+    rec = capture.Recording()
+    rec.add_text("stdout", "a ")
+    rec.add_text("stdout", "b\n")
+    rec.add({"kind": "log", "logger": "torch.__trace", "level": "DEBUG", "message": ""})
+    rec.add({"kind": "warning", "category": "builtins.UserWarning", "message": "m",
+             "filename": "torch/_dynamo/variables/functions.py", "lineno": 1})
+    rec.add({"kind": "log", "logger": "m", "level": "WARNING", "message": "x"})
+    rec.add_text("stdout", "c\n")
+    view = rec.to_json()
+    assert [e["kind"] for e in view["events"]] == ["stdout", "log", "stdout"]
+    assert view["stdout"] == "a b\nc\n"
+    assert len(view["framework"]) == 2
+
+
+def test_tensor_compare_is_bitwise():
+    a = tensors.flatten({"x": torch.tensor([0.0, float("nan")]), "n": (1, None)})
+    same = tensors.flatten({"x": torch.tensor([0.0, float("nan")]), "n": (1, None)})
+    negzero = tensors.flatten({"x": torch.tensor([-0.0, float("nan")]), "n": (1, None)})
+    other_dtype = tensors.flatten({"x": torch.tensor([0.0, float("nan")], dtype=torch.float64), "n": (1, None)})
+    other_leaf = tensors.flatten({"x": torch.tensor([0.0, float("nan")]), "n": (2, None)})
+    assert tensors.compare(a, same) == (True, [])
+    assert tensors.digest(a) == tensors.digest(same)
+    for b in (negzero, other_dtype, other_leaf, tensors.flatten(None)):
+        ok, details = tensors.compare(a, b)
+        assert not ok and details
+        assert tensors.digest(a) != tensors.digest(b)
+
+
+def test_first_difference_names_the_spot():
+    assert "line 1" in first_difference("a\nb\n", "a\nc\n")
+    assert "missing" in first_difference([{"k": 1}], [{"k": 1}, {"k": 2}])
+
+
+def test_untouched_and_refused_checks(tmp_path):
+    fixed = tmp_path / "f.py"
+    fixed.write_bytes(b"x = 1\r\n")
+    assert check_untouched(b"x = 1\r\n", fixed, "untouched: true").ok
+    assert not check_untouched(b"x = 1\n", fixed, "untouched: true").ok
+
+    def result(stderr):
+        return fixer.FixResult([], 0, "", stderr, 0.0)
+
+    unless = "unless the state update itself stays conditional on the data"
+    assert check_refused(result("f.py: 1 refused"), unless, b"x = 1\r\n", fixed, True, True, "").ok
+    assert not check_refused(result("f.py: 0 refused"), unless, b"x = 1\r\n", fixed, True, True, "").ok
+    # Rewritten without a refusal: accepted only under "unless" and with behaviour kept.
+    assert check_refused(result("f.py: 1 fixed"), unless, b"x = 2\n", fixed, True, True, "").ok
+    assert not check_refused(result("f.py: 1 fixed"), unless, b"x = 2\n", fixed, True, False, "").ok
+    assert not check_refused(result("f.py: 1 fixed"), "always", b"x = 2\n", fixed, True, True, "").ok
+
+
+# ------------------------------------------------------- harness with stand-ins
+
+
+def _checks(result):
+    return {c["name"]: c for c in result["checks"]}
+
+
+@pytest.mark.slow
+def test_identity_fixer_on_c01_fails_only_graphs_after(tmp_path):
+    code, r, output = run_harness(["--case", CASES / "c01_defer_print_fstring.py"], tmp_path,
+                                  fixer=identity_fixer())
+    assert code == 1 and not r["ok"], output
+    assert r["failed"] == ["graphs-after"], failed_checks(r)
+    assert r["graphs_before"] == 2 and r["graphs_after"] == 2
+    calls = r["arms"]["orig-eager"]["result"]["calls"]
+    assert calls[0]["messages"]["stdout"].startswith("hidden: mean="), "stdout was not captured"
+
+
+MUTATING_FIXER = textwrap.dedent('''\
+    import sys
+    src, dst = sys.argv[2], sys.argv[4]
+    text = open(src).read()
+    text = text.replace('hidden: mean=', 'hidden: avg=').replace('self.fc2(h)', 'self.fc2(h) * 1.0001')
+    open(dst, 'w').write(text)
+    print(src + ": 1 site, 1 fixed, 0 refused", file=sys.stderr)
+''')
+
+
+@pytest.mark.slow
+def test_checks_see_changed_messages_and_outputs(tmp_path):
+    script = tmp_path / "mutating_fix.py"
+    script.write_text(MUTATING_FIXER)
+    code, r, output = run_harness(["--case", CASES / "c01_defer_print_fstring.py"], tmp_path,
+                                  fixer=f"{sys.executable} {script}")
+    checks = _checks(r)
+    assert code == 1, output
+    for name in ("outputs", "messages", "stdout"):
+        assert not checks[name]["ok"], f"{name} did not notice the change"
+    for name in ("graphmend", "arms", "state"):
+        assert checks[name]["ok"], failed_checks(r)
+    assert any("hidden: avg=" in d for d in checks["stdout"]["details"])
+
+
+@pytest.mark.slow
+def test_identity_fixer_on_t5_measures_the_baseline(tmp_path):
+    code, r, output = run_harness(["--model", "t5"], tmp_path, fixer=identity_fixer())
+    assert "graphs_before" in r, f"{r.get('error')}\n{output}"
+    assert (r["graphs_before"], r["breaks_before"]) == (4, 3), output
+    assert (r["graphs_after"], r["breaks_after"]) == (4, 3), output
+    assert r["outputs_identical"] and r["messages_identical"], output
+    assert r["package_file_after"] != r["package_file_before"]
+    assert "/site/transformers/" in r["package_file_after"]
+    assert r["messages_before"]["stderr"], "the T5 deprecation message was not captured"
+    assert code == 0
