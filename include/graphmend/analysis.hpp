@@ -41,7 +41,7 @@ struct ModuleIndex {
     std::map<std::string, syntax::Node> functions;  // module-level function_definition
     std::set<std::string> loggers;   // names bound to logging.getLogger(...) / get_logger(...)
     std::set<std::string> assigned;  // every other name bound at module level
-    bool has_runtime = false;        // the file already holds graphmend's runtime block
+    std::set<std::string> runtime_blocks;  // stems of the runtime blocks the file already holds
 
     [[nodiscard]] const Import* find_import(const std::string& local) const;
 };

@@ -38,6 +38,7 @@ struct Site {
     std::string what;         // e.g. "print(...)", "logger.warning_once(...)"
     std::string graph_break;  // the Dynamo graph-break id the site causes, e.g. "GB0059"
     std::optional<Fix> fix;   // absent: refused
+    std::string detail;       // what the fix does, when it needs more than the rule's summary
     std::string reason;       // why it was refused (empty when fixed)
 };
 

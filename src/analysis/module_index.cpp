@@ -9,7 +9,8 @@ using syntax::Node;
 
 namespace {
 
-constexpr std::string_view kRuntimeMarker = "# --- graphmend: deferred side effects";
+// The first line of every block from src/runtime/: `# --- graphmend runtime: STEM (...`.
+constexpr std::string_view kRuntimeMarker = "# --- graphmend runtime: ";
 
 std::string dotted(const Node& n) { return std::string(n.text()); }
 
@@ -103,7 +104,8 @@ void visit_block(const Node& block, ModuleIndex& index) {
                 if (e.is("assignment")) add_assignment(e, index);
             }
         } else if (stmt.is("comment") && stmt.text().starts_with(kRuntimeMarker)) {
-            index.has_runtime = true;
+            const std::string_view rest = stmt.text().substr(kRuntimeMarker.size());
+            index.runtime_blocks.emplace(rest.substr(0, rest.find(' ')));
         } else if (stmt.is("if_statement") || stmt.is("try_statement") || stmt.is("with_statement") ||
                    stmt.is("elif_clause") || stmt.is("else_clause") || stmt.is("except_clause") ||
                    stmt.is("finally_clause") || stmt.is("block")) {

@@ -16,6 +16,7 @@ namespace {
 
 std::string_view runtime_source(const std::string& stem) {
     if (stem == "deferred_effects") return runtime::deferred_effects_py;
+    if (stem == "predicated_control_flow") return runtime::predicated_control_flow_py;
     throw std::logic_error("unknown runtime block: " + stem);
 }
 
@@ -148,7 +149,8 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
             out.applied[s] = true;
         }
         if (accepted.empty()) continue;
-        if (!runtime.empty() && !file.index.has_runtime) accepted.push_back(runtime_edit(file, runtime));
+        std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
+        if (!runtime.empty()) accepted.push_back(runtime_edit(file, runtime));
 
         std::string fixed = edits::apply(file.tree.source().text(), accepted);
         const syntax::Tree reparsed = syntax::Tree::parse(fixed);

@@ -26,7 +26,8 @@ std::string text_report(const FileOutcome& o) {
         const std::string_view st = status(o, i);
         out += fmt::format("{}:{}:{}: {} [{}] {}", o.path, s.where.line, s.where.col, s.code, st, s.what);
         if (o.applied[i]) {
-            out += fmt::format(": removes graph break {} ({})\n", s.graph_break, s.rule);
+            out += fmt::format(": removes graph break {} ({}{}{})\n", s.graph_break, s.rule, s.detail.empty() ? "" : ": ",
+                               s.detail);
             ++fixed;
         } else {
             out += fmt::format(": {}\n", s.reason.empty() ? "left as it is" : s.reason);
@@ -55,7 +56,8 @@ nlohmann::json json_report(const std::vector<FileOutcome>& outcomes) {
                           {"what", s.what},
                           {"graph_break", s.graph_break},
                           {"status", std::string(status(o, i))},
-                          {"reason", s.reason}});
+                          {"reason", s.reason},
+                          {"detail", s.detail}});
             ++sites;
             fixed += o.applied[i] ? 1 : 0;
         }

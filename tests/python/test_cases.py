@@ -16,12 +16,18 @@ CASES = [
     # Root logger at DEBUG: the logger.info site is recorded too.
     ("tests/cases/c02_defer_logger.py", ["--log-level", "DEBUG"]),
     ("tests/cases/c03_defer_warnings.py", []),
+    ("tests/cases/c04_where_if_else.py", []),
+    ("tests/cases/c05_where_else_less.py", []),
+    ("tests/cases/c06_where_both_return.py", []),
+    ("tests/cases/c09_mixed_static_and_data.py", []),
+    ("tests/cases/c10_refuse_stateful_branch.py", []),
     ("tests/cases/c11_untouched_outside_forward.py", []),
     ("tests/cases/c12_format_preserved.py", []),
     ("models/demo_model.py", []),
     # Golden fixtures of the deferred-side-effect rule that carry `# expect:` lines.
     ("tests/fixtures/deferred-side-effect/message_forms.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/deferred-side-effect/fstring_edges.py", []),
+    ("tests/fixtures/predicated-control-flow/forms.py", []),
 ]
 
 

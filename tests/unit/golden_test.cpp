@@ -4,7 +4,7 @@
 // together as one project). Beside it: `NAME.expected.py` (or the folder
 // `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report. Fixing the
 // expected text again must change nothing. The runtime block a fix appends
-// (src/runtime/*.py) is kept in the expectations as one line, `# <graphmend runtime block>`,
+// (src/runtime/*.py) is kept in the expectations as one line, `# <graphmend runtime block: STEM>`,
 // so that editing the runtime does not touch every golden file.
 // GRAPHMEND_UPDATE_GOLDEN=1 rewrites the expectations from the current output (review the
 // diff before committing).
@@ -50,24 +50,22 @@ std::vector<std::string> sources_of(const std::string& fixture) {
     return files;
 }
 
-constexpr std::string_view kBlockStart = "# --- graphmend: deferred side effects";
-constexpr std::string_view kBlockLastLine = "return _graphmend_rt.lazy(op, *args)";
-constexpr std::string_view kBlockStandIn = "# <graphmend runtime block>";
+constexpr std::string_view kBlockStart = "# --- graphmend runtime: ";
+constexpr std::string_view kBlockEnd = "# --- end of graphmend runtime: ";
 
-// The text with the runtime block replaced by its one-line stand-in.
-std::string fold_runtime(const std::string& text) {
-    const auto start = text.find(kBlockStart);
-    if (start == std::string::npos) return text;
-    const auto last = text.find(kBlockLastLine, start);
-    if (last == std::string::npos) return text;
-    const auto end = text.find('\n', last);
-    std::string out = text.substr(0, start) + std::string(kBlockStandIn);
-    if (end != std::string::npos) {
-        const bool crlf = end > 0 && text[end - 1] == '\r';
-        out += crlf ? "\r\n" : "\n";
-        out += text.substr(end + 1);
+// The text with each runtime block replaced by a one-line stand-in naming it.
+std::string fold_runtime(std::string text) {
+    for (auto start = text.find(kBlockStart); start != std::string::npos; start = text.find(kBlockStart, start + 1)) {
+        const auto stem_begin = start + kBlockStart.size();
+        const std::string stem = text.substr(stem_begin, text.find(' ', stem_begin) - stem_begin);
+        const auto last = text.find(std::string(kBlockEnd) + stem, start);
+        if (last == std::string::npos) break;
+        const auto line_end = text.find('\n', last);
+        const auto cut_end = line_end == std::string::npos ? text.size() : line_end;
+        const bool crlf = cut_end > 0 && text[cut_end - 1] == '\r';
+        text.replace(start, cut_end - start - (crlf ? 1 : 0), "# <graphmend runtime block: " + stem + ">");
     }
-    return out;
+    return text;
 }
 
 std::vector<FileOutcome> run_fix(const std::vector<std::string>& files, const std::vector<std::string>& texts) {

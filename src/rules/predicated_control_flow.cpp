@@ -1,0 +1,581 @@
+// Rule GM201 predicated-control-flow.
+//
+// What it does: finds `if` / `elif` / `else` statements in code that runs under
+// torch.compile whose test reads tensor values (`if h.abs().max() > limit:`,
+// `if torch.isinf(h).any() or torch.isnan(h).any():`, `if loss.item() > 1.0:`) and turns
+// them into one call of graphmend's runtime (src/runtime/predicated_control_flow.py):
+//
+//     NAMES = _graphmend_if(PRED, lambda: TRUE_VALUES, lambda: FALSE_VALUES, grad_safe=...)
+//     return _graphmend_if(PRED, lambda: TRUE_RESULT, lambda: FALSE_RESULT, grad_safe=...)
+//
+// Each branch becomes a lambda returning the values of the names live after the `if`
+// (a branch that does not assign a name returns its prior value), or the value it
+// returns. Tensor `and` / `or` / `not` and `.item()` / `float()` / `int()` / `bool()` in
+// the test become _graphmend_and/_or/_not/_scalar, which keep Python's short-circuit
+// rules when an operand is not a tensor, so a static part (`h.dtype == torch.float16 and
+// ...`) is still settled by Dynamo at trace time.
+//
+// Why: Dynamo cannot trace Python control flow on a tensor value: GB0170 (torch 2.12,
+// "Data-dependent branching"), and GB0124 for `.item()`.
+//
+// Fix safety: safe. Eagerly, and whenever the test is not a tensor, exactly one branch
+// runs, as before. Traced with a one-element tensor test, both branches run and
+// torch.where selects; the runtime keeps the original `if` (and its graph break) when
+// the branch values differ in kind, shape, dtype or device, when a non-tensor value
+// differs between branches, and, for branches that can produce inf/NaN (division, log,
+// sqrt, pow, exp, std, ...), when the values require grad. Refused, with the reason:
+// branches with any statement other than a plain assignment to a name, `pass` or a final
+// `return`; assignments to attributes or items and in-place updates (module state);
+// calls of code not known to be pure (only torch functions and tensor methods without a
+// trailing `_` and not random, and stateless torch.nn submodules); effects (print,
+// logging, raise); a live name with no value before the `if`; a branch that returns while
+// another falls through.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const RuleInfo kInfo{"GM201", "predicated-control-flow",
+                     "data-dependent if/elif/else under torch.compile, selected with torch.where"};
+
+// Calls in a test that read tensor values.
+const std::set<std::string_view> kDataReads{
+    "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
+    "var",  "abs",  "isnan",  "isinf", "isfinite", "eq", "ne",       "gt",       "lt",    "ge",   "le",
+    "count_nonzero", "prod"};
+
+// Tensor methods (and torch functions) known to be pure: no state, no I/O, no randomness.
+const std::set<std::string_view> kPureMethods{
+    "abs", "absolute", "add", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "bfloat16", "bmm",
+    "bool", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "contiguous", "cos",
+    "cumsum", "detach", "dim", "div", "double", "einsum", "eq", "exp", "expand", "expand_as", "expm1",
+    "flatten", "float", "floor", "gather", "ge", "gelu", "gt", "half", "index_select", "int", "isfinite",
+    "isinf", "isnan", "le", "log", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "long", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
+    "mul", "narrow", "ne", "neg", "new_full", "new_ones", "new_zeros", "norm", "numel", "permute", "pow",
+    "prod", "reciprocal", "relu", "repeat", "reshape", "reshape_as", "round", "rsqrt", "select", "sigmoid",
+    "sign", "silu", "sin", "size", "softmax", "split", "sqrt", "square", "squeeze", "std", "sub", "sum",
+    "t", "tanh", "to", "transpose", "tril", "triu", "true_divide", "type_as", "unflatten", "unsqueeze",
+    "var", "view", "view_as", "where", "zeros_like", "ones_like", "full_like", "finfo", "iinfo", "tensor", "item",
+    "as_tensor", "zeros", "ones", "full", "arange", "cat", "stack", "isclose", "clamp_", "nan_to_num",
+    "linear", "layer_norm", "rms_norm", "group_norm", "embedding", "conv1d", "conv2d", "conv3d",
+    "softplus", "leaky_relu", "elu", "mish", "hardtanh", "pad", "normalize", "cosine_similarity"};
+
+// torch functions that draw random numbers or touch global state.
+const std::set<std::string_view> kImpureTorch{
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+    "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "rrelu", "manual_seed", "seed", "save", "load", "empty", "empty_like"};
+
+// Python builtins that are pure on the values a model passes them.
+const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool",
+                                               "tuple", "round", "isinstance", "getattr"};
+
+// torch.nn modules whose forward keeps no state and draws no random numbers.
+const std::set<std::string_view> kStatelessModules{
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "Identity", "ReLU", "GELU",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
+    "Hardtanh", "Flatten", "Unflatten"};
+
+// Operations whose gradient can be inf/NaN where their value is finite or unused.
+const std::set<std::string_view> kGradUnsafe{
+    "div", "true_divide", "reciprocal", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "pow", "exp",
+    "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+bool is_read(const Node& id) {
+    const Node p = id.parent();
+    if (p.is("attribute") && p.field("attribute") == id) return false;
+    if (p.is("keyword_argument") && p.field("name") == id) return false;
+    if ((p.is("assignment") || p.is("augmented_assignment")) && p.field("left") == id) {
+        return p.is("augmented_assignment");
+    }
+    if (p.is("function_definition") || p.is("class_definition") || p.is("parameters") ||
+        p.is("default_parameter") || p.is("typed_parameter") || p.is("typed_default_parameter") ||
+        p.is("lambda_parameters") || p.is("aliased_import") || p.is("dotted_name")) {
+        return false;
+    }
+    return true;
+}
+
+// A rebuilt copy of `n` in which `replace(child)` may substitute the text of any node.
+template <typename Replace>
+std::string rebuild(const Node& n, Replace&& replace) {
+    if (auto r = replace(n)) return *r;
+    if (n.child_count() == 0) return text(n);
+    const std::string_view src = n.source().text();
+    std::string out;
+    std::uint32_t cursor = n.begin();
+    for (const Node& c : n.children()) {
+        out += src.substr(cursor, c.begin() - cursor);
+        out += rebuild(c, replace);
+        cursor = c.end();
+    }
+    out += src.substr(cursor, n.end() - cursor);
+    return out;
+}
+
+// --- the test ---------------------------------------------------------------------------
+
+bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
+    bool found = false;
+    syntax::walk(test, [&](const Node& n) {
+        if (found || n.is("lambda")) return false;
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            if (fn.is("attribute") && kDataReads.contains(fn.field("attribute").text())) found = true;
+            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
+                const auto args = n.field("arguments").named_children();
+                if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0]))) found = true;
+            }
+        }
+        if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n)) {
+            const Node p = n.parent();
+            if (p.is("comparison_operator") || p.is("boolean_operator") || p.is("not_operator") ||
+                p.is("if_statement") || p.is("elif_clause")) {
+                found = true;
+            }
+        }
+        return true;
+    });
+    return found;
+}
+
+std::string predicate(const Node& test) {
+    return rebuild(test, [](const Node& n) -> std::optional<std::string> {
+        if (n.is("boolean_operator")) {
+            const bool is_and = n.field("operator").text() == "and";
+            return fmt::format("_graphmend_{}({}, lambda: {})", is_and ? "and" : "or", predicate(n.field("left")),
+                               predicate(n.field("right")));
+        }
+        if (n.is("not_operator")) return fmt::format("_graphmend_not({})", predicate(n.field("argument")));
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            const auto args = n.field("arguments").named_children();
+            if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
+                return fmt::format("_graphmend_scalar(\"item\", {})", predicate(fn.field("object")));
+            }
+            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
+                args.size() == 1 && !args[0].is("keyword_argument")) {
+                return fmt::format("_graphmend_scalar(\"{}\", {})", fn.text(), predicate(args[0]));
+            }
+        }
+        return std::nullopt;
+    });
+}
+
+// --- branches -----------------------------------------------------------------------------
+
+struct Statement {
+    enum Kind { Assign, Return } kind = Assign;
+    std::string name;  // Assign
+    Node value;        // may be invalid for a bare `return`
+};
+
+struct Branch {
+    Node test;  // invalid for `else`
+    std::vector<Statement> body;
+    bool returns = false;
+};
+
+struct Checker {
+    const Context& ctx;
+    std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
+    bool grad_unsafe = false;
+
+    // Why an expression is not known to be pure, or "".
+    std::string impurity(const Node& expr) {
+        std::string why;
+        syntax::walk(expr, [&](const Node& n) {
+            if (!why.empty()) return false;
+            if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
+                why = fmt::format("`{}` in a branch", n.type());
+                return false;
+            }
+            if (n.is("binary_operator")) {
+                const auto op = n.field("operator").text();
+                if (op == "/" || op == "//" || op == "%" || op == "**") grad_unsafe = true;
+            }
+            if (n.is("call")) {
+                why = call_impurity(n);
+                return why.empty();
+            }
+            return true;
+        });
+        return why;
+    }
+
+    std::string call_impurity(const Node& call) {
+        const Node fn = call.field("function");
+        if (fn.is("identifier")) {
+            if (kPureBuiltins.contains(fn.text())) return "";
+            return fmt::format("calls {}(), which is not known to be pure", fn.text());
+        }
+        if (!fn.is("attribute")) return fmt::format("calls {}", fn.text());
+        const std::string_view name = fn.field("attribute").text();
+        const Node obj = fn.field("object");
+        if (kGradUnsafe.contains(name)) grad_unsafe = true;
+        if (obj.text() == "self") {
+            const auto it = submodules.find(std::string(name));
+            if (it != submodules.end() && kStatelessModules.contains(it->second)) return "";
+            if (it != submodules.end()) {
+                return fmt::format("calls self.{} (nn.{}), which may update state or draw random numbers", name,
+                                   it->second);
+            }
+            return fmt::format("calls self.{}(), code that may have effects", name);
+        }
+        if (name.ends_with("_")) return fmt::format("in-place {}() on a tensor that outlives the branch", name);
+        if (kImpureTorch.contains(name)) return fmt::format("{}() draws random numbers", name);
+        if (kPureMethods.contains(name)) return "";
+        return fmt::format("calls {}(), which is not known to be pure", fn.text());
+    }
+
+    // Why a block cannot become a lambda, or "". Fills `out`.
+    std::string convert(const Node& block, Branch& out) {
+        for (const Node& stmt : block.named_children()) {
+            if (stmt.is("comment") || stmt.is("pass_statement")) continue;
+            if (out.returns) return "a statement after `return`";
+            if (stmt.is("return_statement")) {
+                const auto vals = stmt.named_children();
+                Node value = vals.empty() ? Node() : vals[0];
+                if (value) {
+                    if (auto why = impurity(value); !why.empty()) return why;
+                }
+                out.body.push_back({Statement::Return, "", value});
+                out.returns = true;
+                continue;
+            }
+            if (!stmt.is("expression_statement") || stmt.named_children().size() != 1) {
+                return fmt::format("a `{}` in a branch", stmt.type());
+            }
+            const Node e = stmt.named_children()[0];
+            if (e.is("augmented_assignment")) {
+                return fmt::format("in-place update `{}`", e.text());
+            }
+            if (e.is("call")) return fmt::format("the branch has an effect: {}(...)", e.field("function").text());
+            if (!e.is("assignment") || !e.field("right")) return fmt::format("a `{}` in a branch", e.type());
+            const Node left = e.field("left");
+            const Node right = e.field("right");
+            if (left.is("attribute") || left.is("subscript")) {
+                return fmt::format("the branch stores into `{}` (module or tensor state)", left.text());
+            }
+            if (!left.is("identifier")) return fmt::format("unpacking assignment `{} = ...`", left.text());
+            if (right.is("assignment")) return "a chained assignment";
+            if (auto why = impurity(right); !why.empty()) return why;
+            out.body.push_back({Statement::Assign, text(left), right});
+        }
+        return "";
+    }
+};
+
+// self.NAME = <torch.nn class>(...) in the class's __init__.
+std::map<std::string, std::string> submodules_of(const Context& ctx, const Node& function) {
+    std::map<std::string, std::string> out;
+    Node cls;
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) {
+            cls = p;
+            break;
+        }
+    }
+    if (!cls) return out;
+    const auto& classes = ctx.source().index.classes;
+    const auto it = classes.find(text(cls.field("name")));
+    if (it == classes.end()) return out;
+    const auto init = it->second.methods.find("__init__");
+    if (init == it->second.methods.end()) return out;
+    syntax::walk(init->second, [&](const Node& n) {
+        if (!n.is("assignment")) return true;
+        const Node left = n.field("left");
+        const Node right = n.field("right");
+        if (left.is("attribute") && left.field("object").text() == "self" && right.is("call")) {
+            const Node fn = right.field("function");
+            const std::string_view cls_name = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+            const std::string_view root = fn.is("attribute") ? fn.field("object").text() : "";
+            const bool from_torch = root == "nn" || root == "torch.nn" ||
+                                    (fn.is("identifier") && ctx.source().index.find_import(text(fn)) != nullptr &&
+                                     ctx.source().index.find_import(text(fn))->module.starts_with("torch"));
+            if (from_torch) out[text(left.field("attribute"))] = std::string(cls_name);
+        }
+        return true;
+    });
+    return out;
+}
+
+// Names read in `function` outside `skip`, and names bound before `before`.
+struct Scope {
+    std::set<std::string> read_outside;
+    std::set<std::string> bound_before;
+    std::set<std::string> tensor_names;  // names assigned from tensor-valued expressions
+};
+
+Scope scope_of(const Node& function, const Node& skip) {
+    Scope s;
+    if (const Node params = function.field("parameters")) {
+        syntax::walk(params, [&](const Node& n) {
+            if (n.is("identifier")) s.bound_before.insert(text(n));
+            return true;
+        });
+    }
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (n == skip) return false;
+        if (n.is("identifier") && is_read(n)) s.read_outside.insert(text(n));
+        if (n.is("assignment") && n.field("left").is("identifier")) {
+            if (n.end() <= skip.begin()) s.bound_before.insert(text(n.field("left")));
+            bool tensorish = false;
+            syntax::walk(n.field("right"), [&](const Node& r) {
+                if (r.is("call")) {
+                    const Node fn = r.field("function");
+                    if (fn.is("attribute") && (fn.field("object").text() == "torch" ||
+                                               kDataReads.contains(fn.field("attribute").text()))) {
+                        tensorish = true;
+                    }
+                }
+                return !tensorish;
+            });
+            if (tensorish) s.tensor_names.insert(text(n.field("left")));
+        }
+        if ((n.is("for_statement") || n.is("with_item")) && n.end() <= skip.begin()) {
+            syntax::walk(n.is("for_statement") ? n.field("left") : n, [&](const Node& t) {
+                if (t.is("identifier")) s.bound_before.insert(text(t));
+                return true;
+            });
+        }
+        return true;
+    });
+    return s;
+}
+
+// The expression a branch lambda returns: the live values (assignment form) or the
+// returned value (return form), with assignments the result depends on bound by `:=`
+// to `_graphmend_NAME` names.
+std::string branch_value(const Branch& b, const std::vector<std::string>& live) {
+    std::map<std::string, std::string> renamed;  // name -> current lambda-local name
+    bool reads_renamed = false;                   // a statement reads a name an earlier one assigned
+    std::map<std::string, std::string> values_at_step;  // name -> its assigned value, as bound
+    std::vector<std::string> steps;
+    auto substitute = [&](const Node& expr) {
+        return rebuild(expr, [&](const Node& n) -> std::optional<std::string> {
+            if (n.is("identifier") && is_read(n)) {
+                if (const auto it = renamed.find(text(n)); it != renamed.end()) {
+                    reads_renamed = true;
+                    return it->second;
+                }
+            }
+            return std::nullopt;
+        });
+    };
+    std::string result;
+    for (const auto& st : b.body) {
+        if (st.kind == Statement::Return) {
+            result = !st.value ? "None"
+                     : st.value.is("expression_list") ? "(" + substitute(st.value) + ")"
+                                                      : substitute(st.value);
+            continue;
+        }
+        const std::string local = "_graphmend_" + st.name;
+        std::string value = substitute(st.value);
+        if (st.value.is("expression_list")) value = "(" + value + ")";
+        steps.push_back(fmt::format("{} := {}", local, value));
+        values_at_step[st.name] = std::move(value);
+        renamed[st.name] = local;
+    }
+    if (!b.returns) {
+        std::vector<std::string> values;
+        for (const auto& name : live) {
+            const auto it = renamed.find(name);
+            values.push_back(it == renamed.end() ? name : it->second);
+        }
+        result = values.size() == 1 ? values[0] : "(" + fmt::format("{}", fmt::join(values, ", ")) + ")";
+    }
+    if (steps.empty()) return result;
+    // Independent assignments, one per live name, need no bindings: return their values.
+    if (!b.returns && !reads_renamed) {
+        auto& direct = values_at_step;
+        const bool one_each = direct.size() == b.body.size() &&
+                              std::all_of(direct.begin(), direct.end(), [&](const auto& kv) {
+                                  return std::find(live.begin(), live.end(), kv.first) != live.end();
+                              });
+        if (one_each) {
+            std::vector<std::string> values;
+            for (const auto& name : live) values.push_back(direct.contains(name) ? direct[name] : name);
+            return values.size() == 1 ? values[0] : fmt::format("({})", fmt::join(values, ", "));
+        }
+    }
+    return fmt::format("({}, {})[-1]", fmt::join(steps, ", "), result);
+}
+
+class PredicatedControlFlowRule final : public Rule {
+public:
+    [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    void check(const Context& ctx, std::vector<Site>& out) const override {
+        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+            if (!n.is("if_statement")) return true;
+            Node def = analysis::enclosing_function(n);
+            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
+            const Scope scope = scope_of(def, n);
+            if (!reads_data(n.field("condition"), scope.tensor_names)) return true;
+            out.push_back(site_for(ctx, n, def, scope));
+            return true;
+        });
+    }
+
+private:
+    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
+        Site site;
+        site.rule = std::string(kInfo.name);
+        site.code = std::string(kInfo.code);
+        site.where = stmt.position();
+        site.begin = stmt.begin();
+        site.end = stmt.end();
+        site.what = "if ";
+        for (char c : stmt.field("condition").text()) {  // one line, runs of blanks folded
+            const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+            if (!blank || site.what.back() != ' ') site.what += blank ? ' ' : c;
+        }
+        if (site.what.size() > 60) site.what = site.what.substr(0, 57) + "...";
+        site.graph_break = "GB0170";
+
+        Checker checker{ctx, submodules_of(ctx, def), false};
+        std::vector<Branch> branches;
+        branches.push_back({stmt.field("condition"), {}, false});
+        site.reason = checker.convert(stmt.field("consequence"), branches.back());
+        bool has_else = false;
+        for (const Node& alt : stmt.children()) {
+            if (!site.reason.empty()) break;
+            if (alt.is("elif_clause")) {
+                branches.push_back({alt.field("condition"), {}, false});
+                site.reason = checker.convert(alt.field("consequence"), branches.back());
+                if (site.reason.empty()) {
+                    if (auto why = checker.impurity(alt.field("condition")); !why.empty()) site.reason = why;
+                }
+            } else if (alt.is("else_clause")) {
+                branches.push_back({Node(), {}, false});
+                has_else = true;
+                site.reason = checker.convert(alt.field("body"), branches.back());
+            }
+        }
+        if (site.reason.empty()) {
+            if (auto why = checker.impurity(stmt.field("condition")); !why.empty()) site.reason = "the test " + why;
+        }
+        if (!site.reason.empty()) return site;
+
+        const bool all_return = has_else && std::all_of(branches.begin(), branches.end(),
+                                                        [](const Branch& b) { return b.returns; });
+        const bool any_return = std::any_of(branches.begin(), branches.end(), [](const Branch& b) { return b.returns; });
+        if (any_return && !all_return) {
+            site.reason = "a branch returns while another falls through";
+            return site;
+        }
+        std::vector<std::string> live;
+        if (!all_return) {
+            for (const auto& b : branches) {
+                for (const auto& st : b.body) {
+                    if (scope.read_outside.contains(st.name) &&
+                        std::find(live.begin(), live.end(), st.name) == live.end()) {
+                        live.push_back(st.name);
+                    }
+                }
+            }
+            if (live.empty()) {
+                site.reason = "no value of the branches is used after the `if`";
+                return site;
+            }
+            for (const auto& name : live) {
+                const bool everywhere = has_else && std::all_of(branches.begin(), branches.end(), [&](const Branch& b) {
+                    return std::any_of(b.body.begin(), b.body.end(),
+                                       [&](const Statement& s) { return s.name == name; });
+                });
+                if (!everywhere && !scope.bound_before.contains(name)) {
+                    site.reason = fmt::format("`{}` has no value before the `if` on the path that does not assign it",
+                                              name);
+                    return site;
+                }
+            }
+        }
+
+        // Build the call from the last branch backwards: elif chains nest in the false lambda.
+        const std::string grad = checker.grad_unsafe ? "False" : "True";
+        std::string value;
+        if (!has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
+        std::vector<std::string> pieces;  // of the outermost call, laid out below
+        for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+            if (!it->test) {
+                value = branch_value(*it, live);
+                continue;
+            }
+            pieces = {fmt::format("{}_graphmend_if({},", all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
+                                  predicate(it->test)),
+                      fmt::format("lambda: {},", branch_value(*it, live)), fmt::format("lambda: {},", value),
+                      fmt::format("grad_safe={},", grad)};
+            value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", predicate(it->test),
+                                branch_value(*it, live), value, grad);
+        }
+        site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, pieces)}}, Applicability::Safe,
+                       {"predicated_control_flow"}};
+        site.detail = checker.grad_unsafe
+                          ? "selected with torch.where; the original control flow is kept when the branch values "
+                            "require grad (a branch can produce inf/NaN)"
+                          : "selected with torch.where";
+        return site;
+    }
+
+    // The call's pieces joined with line breaks where the statement had them (at most one
+    // per piece, then before the closing ')'), the statement's comments on lines of their
+    // own inside the parentheses, and blank lines until the line count is the original's:
+    // code below the statement keeps its line numbers.
+    static std::string layout(const Node& stmt, const std::vector<std::string>& pieces) {
+        const auto& src = stmt.source();
+        const std::string eol(src.eol());
+        const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
+        const std::string inner = indent + (indent.find('\t') != std::string::npos ? "\t" : "    ");
+        std::vector<std::string> comments;
+        syntax::walk(stmt, [&](const Node& c) {
+            if (c.is("comment")) comments.emplace_back(c.text());
+            return true;
+        });
+        std::size_t budget = syntax::count_newlines(stmt.text());
+        for (const auto& p : pieces) budget -= std::min(budget, syntax::count_newlines(p));
+        std::string out = pieces[0];
+        for (std::size_t i = 1; i < pieces.size(); ++i) {
+            if (budget > 0) {
+                out += eol + inner;
+                --budget;
+            } else {
+                out += ' ';
+            }
+            out += pieces[i];
+        }
+        for (const auto& c : comments) {
+            out += eol + inner + c;
+            budget -= std::min<std::size_t>(budget, 1);
+        }
+        if (budget > 0) {
+            for (; budget > 1; --budget) out += eol;
+            return out + eol + indent + ")";
+        }
+        if (comments.empty() && out.ends_with(",")) out.pop_back();
+        return out + ")";
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_predicated_control_flow_rule() {
+    return std::make_unique<PredicatedControlFlowRule>();
+}
+
+}  // namespace graphmend::rules
