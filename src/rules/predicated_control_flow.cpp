@@ -549,25 +549,23 @@ private:
         });
         std::size_t budget = syntax::count_newlines(stmt.text());
         for (const auto& p : pieces) budget -= std::min(budget, syntax::count_newlines(p));
+        // Each comment takes a line, and then ')' needs one of its own.
+        const std::size_t reserved = comments.empty() ? 0 : comments.size() + 1;
+        std::size_t breaks = budget > reserved ? budget - reserved : 0;
         std::string out = pieces[0];
         for (std::size_t i = 1; i < pieces.size(); ++i) {
-            if (budget > 0) {
-                out += eol + inner;
-                --budget;
-            } else {
-                out += ' ';
-            }
+            out += breaks > 0 ? eol + inner : " ";
+            breaks -= std::min<std::size_t>(breaks, 1);
             out += pieces[i];
         }
-        for (const auto& c : comments) {
-            out += eol + inner + c;
-            budget -= std::min<std::size_t>(budget, 1);
-        }
-        if (budget > 0) {
-            for (; budget > 1; --budget) out += eol;
+        for (const auto& c : comments) out += eol + inner + c;
+        std::size_t used = syntax::count_newlines(out) - syntax::count_newlines(pieces[0]);
+        for (std::size_t i = 1; i < pieces.size(); ++i) used -= std::min(used, syntax::count_newlines(pieces[i]));
+        if (!comments.empty() || used < budget) {
+            for (; used + 1 < budget; ++used) out += eol;
             return out + eol + indent + ")";
         }
-        if (comments.empty() && out.ends_with(",")) out.pop_back();
+        if (out.ends_with(",")) out.pop_back();
         return out + ")";
     }
 };
