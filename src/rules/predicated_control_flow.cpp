@@ -318,21 +318,94 @@ struct Scope {
     std::set<std::string> read_outside;
     std::set<std::string> bound_before;
     std::set<std::string> tensor_names;  // names assigned from tensor-valued expressions
+    std::set<std::string> locals;        // every name the function binds
 };
+
+std::set<std::string> assigned_by_block(const Node& block);
+
+// Names a statement certainly binds when control flows past it: assignment targets, and
+// for an if/elif/else, the names every branch that falls through binds.
+std::set<std::string> assigned_by(const Node& stmt) {
+    std::set<std::string> names;
+    if (stmt.is("expression_statement")) {
+        for (const Node& e : stmt.named_children()) {
+            for (Node a = e; a.is("assignment"); a = a.field("right")) {
+                syntax::walk(a.field("left"), [&](const Node& t) {
+                    if (t.is("identifier")) names.insert(text(t));
+                    return t.is("identifier") || t.is("pattern_list") || t.is("tuple_pattern");
+                });
+            }
+        }
+    } else if (stmt.is("if_statement")) {
+        std::vector<Node> blocks{stmt.field("consequence")};
+        bool has_else = false;
+        for (const Node& alt : stmt.children()) {
+            if (alt.is("elif_clause")) blocks.push_back(alt.field("consequence"));
+            if (alt.is("else_clause")) {
+                blocks.push_back(alt.field("body"));
+                has_else = true;
+            }
+        }
+        if (!has_else) return names;
+        bool first = true;
+        for (const Node& b : blocks) {
+            const auto stmts = b.named_children();
+            const bool leaves = !stmts.empty() && (stmts.back().is("return_statement") || stmts.back().is("raise_statement"));
+            if (leaves) continue;  // does not fall through
+            auto here = assigned_by_block(b);
+            if (first) {
+                names = std::move(here);
+                first = false;
+            } else {
+                std::erase_if(names, [&](const std::string& n) { return !here.contains(n); });
+            }
+        }
+    } else if (stmt.is("with_statement")) {
+        return assigned_by_block(stmt.field("body"));
+    }
+    return names;
+}
+
+std::set<std::string> assigned_by_block(const Node& block) {
+    std::set<std::string> names;
+    for (const Node& stmt : block.named_children()) names.merge(assigned_by(stmt));
+    return names;
+}
+
+// Names certainly bound when `target` runs: the parameters, and names bound by the
+// statements that precede it in its own block or in an enclosing block of the function.
+std::set<std::string> definitely_bound(const Node& function, const Node& target) {
+    std::set<std::string> names;
+    if (const Node params = function.field("parameters")) {
+        syntax::walk(params, [&](const Node& n) {
+            if (n.is("identifier")) names.insert(text(n));
+            return !n.is("default_parameter") && !n.is("typed_default_parameter");
+        });
+        for (const Node& p : params.named_children()) {
+            if (const Node name = p.field("name")) names.insert(text(name));
+        }
+    }
+    const Node body = function.field("body");
+    for (Node child = target, block = target.parent(); block; child = block, block = block.parent()) {
+        if (block.is("block")) {
+            for (const Node& stmt : block.named_children()) {
+                if (stmt.begin() >= child.begin()) break;
+                names.merge(assigned_by(stmt));
+            }
+        }
+        if (block == body || block == function) break;
+    }
+    return names;
+}
 
 Scope scope_of(const Node& function, const Node& skip) {
     Scope s;
-    if (const Node params = function.field("parameters")) {
-        syntax::walk(params, [&](const Node& n) {
-            if (n.is("identifier")) s.bound_before.insert(text(n));
-            return true;
-        });
-    }
+    s.bound_before = definitely_bound(function, skip);
+    s.locals = analysis::local_names(function);
     syntax::walk(function.field("body"), [&](const Node& n) {
         if (n == skip) return false;
         if (n.is("identifier") && is_read(n)) s.read_outside.insert(text(n));
         if (n.is("assignment") && n.field("left").is("identifier")) {
-            if (n.end() <= skip.begin()) s.bound_before.insert(text(n.field("left")));
             bool tensorish = false;
             syntax::walk(n.field("right"), [&](const Node& r) {
                 if (r.is("call")) {
@@ -346,15 +419,26 @@ Scope scope_of(const Node& function, const Node& skip) {
             });
             if (tensorish) s.tensor_names.insert(text(n.field("left")));
         }
-        if ((n.is("for_statement") || n.is("with_item")) && n.end() <= skip.begin()) {
-            syntax::walk(n.is("for_statement") ? n.field("left") : n, [&](const Node& t) {
-                if (t.is("identifier")) s.bound_before.insert(text(t));
-                return true;
-            });
-        }
         return true;
     });
     return s;
+}
+
+// A local read by `expr` (outside names `assigned` earlier in the same branch) that may
+// have no value when both branches run, or "".
+std::string maybe_unbound(const Node& expr, const Scope& scope, const std::set<std::string>& assigned) {
+    std::string found;
+    syntax::walk(expr, [&](const Node& n) {
+        if (!found.empty() || n.is("lambda")) return false;
+        if (n.is("identifier") && is_read(n)) {
+            const std::string name = text(n);
+            if (scope.locals.contains(name) && !scope.bound_before.contains(name) && !assigned.contains(name)) {
+                found = name;
+            }
+        }
+        return true;
+    });
+    return found;
 }
 
 // The expression a branch lambda returns: the live values (assignment form) or the
@@ -422,11 +506,18 @@ public:
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
-            if (!n.is("if_statement")) return true;
+            if (!n.is("if_statement") && !n.is("conditional_expression")) return true;
             Node def = analysis::enclosing_function(n);
             while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
             if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             const Scope scope = scope_of(def, n);
+            if (n.is("conditional_expression")) {
+                const auto parts = n.named_children();  // body, test, alternative
+                if (parts.size() == 3 && reads_data(parts[1], scope.tensor_names)) {
+                    out.push_back(site_for_expression(ctx, n, def, parts, scope));
+                }
+                return true;
+            }
             if (!reads_data(n.field("condition"), scope.tensor_names)) return true;
             out.push_back(site_for(ctx, n, def, scope));
             return true;
@@ -434,20 +525,49 @@ public:
     }
 
 private:
-    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
+    static Site new_site(const Node& n, std::string_view test) {
         Site site;
         site.rule = std::string(kInfo.name);
         site.code = std::string(kInfo.code);
-        site.where = stmt.position();
-        site.begin = stmt.begin();
-        site.end = stmt.end();
-        site.what = "if ";
-        for (char c : stmt.field("condition").text()) {  // one line, runs of blanks folded
+        site.where = n.position();
+        site.begin = n.begin();
+        site.end = n.end();
+        site.what = n.is("if_statement") ? "if " : "... if ";
+        for (char c : test) {  // one line, runs of blanks folded
             const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
             if (!blank || site.what.back() != ' ') site.what += blank ? ' ' : c;
         }
+        if (n.is("conditional_expression")) site.what += " else ...";
         if (site.what.size() > 60) site.what = site.what.substr(0, 57) + "...";
         site.graph_break = "GB0170";
+        return site;
+    }
+
+    // `A if TEST else B` -> `_graphmend_if(TEST, lambda: A, lambda: B, grad_safe=...)`.
+    static Site site_for_expression(const Context& ctx, const Node& expr, const Node& def,
+                                    const std::vector<Node>& parts, const Scope& scope) {
+        Site site = new_site(expr, parts[1].text());
+        Checker checker{ctx, submodules_of(ctx, def), false};
+        for (const Node& part : parts) {
+            if (auto why = checker.impurity(part); !why.empty()) {
+                site.reason = why;
+                return site;
+            }
+            if (auto name = maybe_unbound(part, scope, {}); !name.empty()) {
+                site.reason = fmt::format("`{}` may have no value here, and both branches would run", name);
+                return site;
+            }
+        }
+        const std::string replacement =
+            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", predicate(parts[1]),
+                        parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True");
+        site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {"predicated_control_flow"}};
+        site.detail = "selected with torch.where";
+        return site;
+    }
+
+    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
+        Site site = new_site(stmt, stmt.field("condition").text());
 
         Checker checker{ctx, submodules_of(ctx, def), false};
         std::vector<Branch> branches;
@@ -473,6 +593,17 @@ private:
         }
         if (!site.reason.empty()) return site;
 
+        for (const auto& b : branches) {
+            std::set<std::string> assigned;
+            for (const auto& st : b.body) {
+                const std::string name = st.value ? maybe_unbound(st.value, scope, assigned) : "";
+                if (!name.empty()) {
+                    site.reason = fmt::format("`{}` may have no value here, and both branches would run", name);
+                    return site;
+                }
+                if (st.kind == Statement::Assign) assigned.insert(st.name);
+            }
+        }
         const bool all_return = has_else && std::all_of(branches.begin(), branches.end(),
                                                         [](const Branch& b) { return b.returns; });
         const bool any_return = std::any_of(branches.begin(), branches.end(), [](const Branch& b) { return b.returns; });
