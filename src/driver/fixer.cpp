@@ -138,6 +138,18 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
                                    [&](const auto& a) { return edits::overlap(a, e); });
             });
             if (clashes) {
+                // Inside a span another fix rewrites: that fix rewrote this site too.
+                const auto within = std::find_if(accepted.begin(), accepted.end(), [&](const auto& a) {
+                    return std::all_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
+                        return a.begin <= e.begin && e.end <= a.end && a.begin < a.end;
+                    });
+                });
+                if (within != accepted.end()) {
+                    site.detail = fmt::format("as part of the rewrite at line {}",
+                                              file.tree.source().position(within->begin).line);
+                    out.applied[s] = true;
+                    continue;
+                }
                 site.reason = "its edit overlaps another site's fix; run graphmend again";
                 site.fix.reset();
                 continue;

@@ -24,6 +24,7 @@
 
 #include <set>
 
+#include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
 #include "graphmend/rule.hpp"
 
@@ -84,6 +85,32 @@ Call classify(const Node& call, const analysis::ModuleIndex& idx) {
         }
     }
     return {};
+}
+
+// classify(), unless the name is a local of the function: not the builtin or the
+// module-level binding.
+Call classify_site(const Node& call, const analysis::ModuleIndex& idx) {
+    const Call c = classify(call, idx);
+    if (c.kind == Kind::None) return c;
+    const auto locals = visible_locals(call);
+    const std::string fn(call.field("function").text());
+    if ((c.kind == Kind::Print && locals.contains("print")) || (c.kind == Kind::Log && locals.contains(c.logger)) ||
+        (c.kind == Kind::Warn && locals.contains(fn.substr(0, fn.find('.'))))) {
+        return {};
+    }
+    return c;
+}
+
+// Python 3.11+ attributes a call to the line of its last name (`.warning`).
+std::uint32_t call_line(const Node& call) {
+    const Node fn = call.field("function");
+    return (fn.is("attribute") ? fn.field("attribute") : fn).position().line;
+}
+
+std::string function_name(const Node& call) {
+    Node def = analysis::enclosing_function(call);
+    while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+    return def ? std::string(def.field("name").text()) : "<module>";
 }
 
 struct Arguments {
@@ -170,16 +197,8 @@ public:
             Node def = analysis::enclosing_function(n);
             while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
             if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
-            const Call c = classify(n, file.index);
-            if (c.kind == Kind::None) return true;
-            const auto locals = visible_locals(n);
-            if ((c.kind == Kind::Print && locals.contains("print")) ||
-                (c.kind == Kind::Log && locals.contains(c.logger)) ||
-                (c.kind == Kind::Warn && locals.contains(std::string(n.field("function").text()).substr(
-                                             0, n.field("function").text().find('.'))))) {
-                return true;  // a local name, not the builtin / module-level binding
-            }
-            out.push_back(site_for(n, c, def));
+            const Call c = classify_site(n, file.index);
+            if (c.kind != Kind::None) out.push_back(site_for(n, c, def));
             return true;
         });
     }
@@ -203,8 +222,7 @@ private:
         fix.runtime.emplace_back("deferred_effects");
         const Node open = call.field("arguments");
         // Python 3.11+ attributes a call to the line of its last name (`.warning`).
-        const Node name = fn.is("attribute") ? fn.field("attribute") : fn;
-        const auto line = name.position().line;
+        const auto line = call_line(call);
         const std::string func(def.field("name").text());
         switch (c.kind) {
             case Kind::Print:
@@ -241,5 +259,41 @@ private:
 }  // namespace
 
 std::unique_ptr<Rule> make_deferred_side_effect_rule() { return std::make_unique<DeferredSideEffectRule>(); }
+
+std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) {
+    if (!call.is("call")) return std::nullopt;
+    const Call c = classify_site(call, ctx.source().index);
+    if (c.kind == Kind::None) return std::nullopt;
+    const Arguments args = arguments_of(call);
+    DeferredCall out;
+    out.refused = refusal(c, call, args);
+    switch (c.kind) {
+        case Kind::Print:
+            out.kind = "print";
+            break;
+        case Kind::Log:
+            out.kind = "log";
+            out.leading = fmt::format("\"{}\", \"{}\", {}, \"{}\"", c.logger, c.method, call_line(call),
+                                      function_name(call));
+            break;
+        default:
+            out.kind = "warn";
+            out.leading = fmt::format("{}", call_line(call));
+            break;
+    }
+    const Node list = call.field("arguments");
+    if (!list.is("argument_list")) return out;
+    const std::string_view src = call.source().text();
+    std::uint32_t cursor = list.begin() + 1;
+    for (const Node& a : args.positional) {
+        if (auto deferred = defer_message_expression(a)) {
+            out.arguments += src.substr(cursor, a.begin() - cursor);
+            out.arguments += *deferred;
+            cursor = a.end();
+        }
+    }
+    out.arguments += src.substr(cursor, list.end() - 1 - cursor);
+    return out;
+}
 
 }  // namespace graphmend::rules

@@ -36,6 +36,7 @@
 #include <map>
 #include <set>
 
+#include "graphmend/deferred_call.hpp"
 #include "graphmend/rule.hpp"
 
 namespace graphmend::rules {
@@ -178,9 +179,10 @@ std::string predicate(const Node& test) {
 // --- branches -----------------------------------------------------------------------------
 
 struct Statement {
-    enum Kind { Assign, Return } kind = Assign;
-    std::string name;  // Assign
-    Node value;        // may be invalid for a bare `return`
+    enum Kind { Assign, Return, Effect } kind = Assign;
+    std::string name;    // Assign
+    Node value;          // may be invalid for a bare `return`
+    std::string effect;  // Effect: the arguments of _graphmend_when after the test
 };
 
 struct Branch {
@@ -263,7 +265,17 @@ struct Checker {
             if (e.is("augmented_assignment")) {
                 return fmt::format("in-place update `{}`", e.text());
             }
-            if (e.is("call")) return fmt::format("the branch has an effect: {}(...)", e.field("function").text());
+            if (e.is("call")) {
+                const auto deferred = deferred_call(ctx, e);
+                if (!deferred) return fmt::format("the branch has an effect: {}(...)", e.field("function").text());
+                if (!deferred->refused.empty()) return "the branch's " + std::string(e.field("function").text()) +
+                                                       "(...) cannot be deferred: " + deferred->refused;
+                const std::string leading = deferred->leading.empty() ? "()" : "(" + deferred->leading + ",)";
+                const std::string parts = fmt::format("\"{}\", {}, lambda: _graphmend_args({})", deferred->kind,
+                                                      leading, deferred->arguments);
+                out.body.push_back({Statement::Effect, "", Node(), parts});
+                continue;
+            }
             if (!e.is("assignment") || !e.field("right")) return fmt::format("a `{}` in a branch", e.type());
             const Node left = e.field("left");
             const Node right = e.field("right");
@@ -593,6 +605,10 @@ private:
         }
         if (!site.reason.empty()) return site;
 
+        const bool has_effects = std::any_of(branches.begin(), branches.end(), [](const Branch& b) {
+            return std::any_of(b.body.begin(), b.body.end(), [](const Statement& s) { return s.kind == Statement::Effect; });
+        });
+        if (has_effects) return effects_site(std::move(site), stmt, branches);
         for (const auto& b : branches) {
             std::set<std::string> assigned;
             for (const auto& st : b.body) {
@@ -661,6 +677,35 @@ private:
                           ? "selected with torch.where; the original control flow is kept when the branch values "
                             "require grad (a branch can produce inf/NaN)"
                           : "selected with torch.where";
+        return site;
+    }
+
+    // `if TEST: <print / logging / warnings calls>` -> one _graphmend_when(TEST, ...) per
+    // call, on the statement's lines: each message is deferred with the test.
+    static Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branches) {
+        const bool only_effects = std::all_of(branches[0].body.begin(), branches[0].body.end(),
+                                              [](const Statement& s) { return s.kind == Statement::Effect; });
+        if (branches.size() != 1 || !only_effects) {
+            site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
+            return site;
+        }
+        const auto& src = stmt.source();
+        const std::string eol(src.eol());
+        const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
+        const std::string test = predicate(branches[0].test);
+        std::string out;
+        for (const auto& s : branches[0].body) {
+            if (!out.empty()) out += eol + indent;
+            out += fmt::format("_graphmend_when({}, {})", test, s.effect);
+        }
+        syntax::walk(stmt, [&](const Node& c) {
+            if (c.is("comment")) out += eol + indent + std::string(c.text());
+            return true;
+        });
+        for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.text()); ++n) out += eol;
+        site.fix = Fix{{{stmt.begin(), stmt.end(), out}}, Applicability::Safe,
+                       {"deferred_effects", "predicated_control_flow"}};
+        site.detail = "each message deferred together with the test";
         return site;
     }
 

@@ -98,11 +98,14 @@ def _graphmend_runtime():
 
     intern_at_trace_time = torch._dynamo.assume_constant_result(intern)
 
-    def defer(spec_head, args, kwargs):
-        """Trace time. True when the call was handed to the op; False: make it eagerly."""
+    def defer(spec_head, args, kwargs, cond=None):
+        """Trace time. True when the call was handed to the op; False: make it eagerly.
+        cond: a traced one-element tensor; the message is delivered only where it is true."""
         if rt.op is None:
             return False
         tensors = []
+        if cond is not None:
+            tensors.append(cond.reshape(()))
         arg_specs = []
         for a in args:
             d = describe(a, tensors)
@@ -115,7 +118,7 @@ def _graphmend_runtime():
             if d is None:
                 return False
             kw_specs.append((k, d))
-        key = intern_at_trace_time(spec_head + (tuple(arg_specs), tuple(kw_specs)))
+        key = intern_at_trace_time(spec_head + (tuple(arg_specs), tuple(kw_specs), cond is not None))
         rt.op(key, tensors)
         return True
 
@@ -134,7 +137,9 @@ def _graphmend_runtime():
         return tuple(parts) if tag == "tuple" else parts
 
     def emit(key, tensors):
-        kind, fid, where, arg_specs, kw_specs = specs[key]
+        kind, fid, where, arg_specs, kw_specs, conditional = specs[key]
+        if conditional and not tensors[0]:
+            return
         args = [build(d, tensors) for d in arg_specs]
         kwargs = {k: build(d, tensors) for k, d in kw_specs}
         g, filename = modules[fid]
@@ -209,8 +214,8 @@ def _graphmend_runtime():
         modules.append((g, filename))
         return len(modules) - 1
 
-    def print_(fid, args, kwargs):
-        if is_compiling() and defer(("print", fid, None), args, kwargs):
+    def print_(fid, args, kwargs, cond=None):
+        if is_compiling() and defer(("print", fid, None), args, kwargs, cond):
             return
         print(*[materialize(a) for a in args], **kwargs)
 
@@ -218,19 +223,56 @@ def _graphmend_runtime():
     # records and warnings carry the call's static file, line (Python 3.11+ attributes a
     # call to the line of its last name) and function, which stay right even when
     # Dynamo runs this frame as resumed bytecode after a graph break.
-    def log(fid, logger_name, method, lineno, func, args, kwargs):
+    def log(fid, logger_name, method, lineno, func, args, kwargs, cond=None):
         where = (logger_name, method, lineno, func)
-        if is_compiling() and defer(("log", fid, where), args, kwargs):
+        if is_compiling() and defer(("log", fid, where), args, kwargs, cond):
             return
         g, filename = modules[fid]
         log_replay(g, filename, where, [materialize(a) for a in args], kwargs)
 
-    def warn(fid, lineno, args, kwargs):
-        if is_compiling() and defer(("warn", fid, lineno), args, kwargs):
+    def warn(fid, lineno, args, kwargs, cond=None):
+        if is_compiling() and defer(("warn", fid, lineno), args, kwargs, cond):
             return
         g, filename = modules[fid]
         warn_replay(g, filename, lineno, [materialize(a) for a in args], kwargs)
 
+    # A call under a data-dependent `if` (rewritten to _graphmend_when): eagerly, or with a
+    # test that is not a one-element traced tensor, the test decides at once, as the `if`
+    # did; traced, the test travels with the message and the op delivers it only where
+    # the test is true when the graph runs. When the call cannot be deferred (the fallback
+    # cases above), `if pred:` runs as written, with its graph break.
+    # The call's arguments come from a thunk, evaluated only where the original evaluated
+    # them: eagerly only when the test is true.
+    def when(fid, pred, kind, leading, thunk):
+        traced = is_compiling() and isinstance(pred, torch.Tensor) and pred.numel() == 1
+        if not traced:
+            if pred:
+                args, kwargs = thunk()
+                call_site(fid, kind, leading + tuple(args), kwargs)
+            return
+        args, kwargs = thunk()
+        args = leading + tuple(args)
+        cond = pred if pred.dtype == torch.bool else pred != 0
+        if kind == "print":
+            if defer(("print", fid, None), args, kwargs, cond):
+                return
+        elif kind == "log":
+            if defer(("log", fid, tuple(args[:4])), args[4:], kwargs, cond):
+                return
+        elif defer(("warn", fid, args[0]), args[1:], kwargs, cond):
+            return
+        if pred:
+            call_site(fid, kind, args, kwargs)
+
+    def call_site(fid, kind, args, kwargs):
+        if kind == "print":
+            print_(fid, args, kwargs)
+        elif kind == "log":
+            log(fid, *args[:4], args[4:], kwargs)
+        else:
+            warn(fid, args[0], args[1:], kwargs)
+
+    rt.when = when
     rt.lazy = lazy
     rt.register_module = register_module
     rt.print_ = print_
@@ -258,5 +300,13 @@ def _graphmend_warn(lineno, *args, **kwargs):
 
 def _graphmend_lazy(op, *args):
     return _graphmend_rt.lazy(op, *args)
+
+
+def _graphmend_when(pred, kind, leading, thunk):
+    _graphmend_rt.when(_graphmend_fid, pred, kind, leading, thunk)
+
+
+def _graphmend_args(*args, **kwargs):
+    return args, kwargs
 
 # --- end of graphmend runtime: deferred_effects ---

@@ -28,6 +28,7 @@ CASES = [
     ("tests/fixtures/deferred-side-effect/message_forms.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/deferred-side-effect/fstring_edges.py", []),
     ("tests/fixtures/predicated-control-flow/forms.py", []),
+    ("tests/fixtures/predicated-control-flow/effects.py", ["--log-level", "DEBUG"]),
 ]
 
 
