@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Count TorchDynamo graph breaks before and after `graphmend fix`, and check behaviour.
 
-    graph_breaks.py --model t5 --json OUT.json
+    graph_breaks.py --model t5 [--dtype float16] [--calls 2] --json OUT.json
         Builds a small transformers model (random weights, no download) in two
         fresh processes, on the installed package and on a copy fixed by
-        graphmend; compares graph counts, outputs (bit-equal) and messages.
+        graphmend, converts it to --dtype and calls it --calls times; compares
+        graph counts, recompiles, outputs (bit-equal) and messages, and lists
+        the file:line and reason of every break left.
     graph_breaks.py --case PATH --json OUT.json
         Fixes one single-file model (defines Model, example_inputs(), maybe
         other_inputs()/third_inputs(), header lines `# expect: KEY: VALUE`), runs
@@ -34,7 +36,17 @@ def parse_args(argv):
                    help="--case only: set the root logger's level in every arm (default: leave it)")
     p.add_argument("--grad", action="store_true",
                    help="--case only: call the model with autograd enabled (default: torch.no_grad())")
-    return p.parse_args(argv)
+    p.add_argument("--dtype", choices=("float32", "float16"),
+                   help="--model only: convert the model with .to(dtype) (default float32)")
+    p.add_argument("--calls", type=int, metavar="N",
+                   help="--model only: forwards on the same inputs (default 1); "
+                        "graphs made by calls 2..N are reported as recompiles")
+    args = p.parse_args(argv)
+    if args.case and (args.dtype or args.calls):
+        p.error("--dtype and --calls apply to --model only")
+    if args.calls is not None and args.calls < 1:
+        p.error("--calls must be at least 1")
+    return args
 
 
 def main(argv=None):
@@ -42,7 +54,7 @@ def main(argv=None):
     if args.model:
         from _harness.model_bench import main_model
 
-        return main_model(args.model, args.json, args.keep)
+        return main_model(args.model, args.json, args.keep, args.dtype or "float32", args.calls or 1)
     from _harness.case_bench import main_case
 
     return main_case(args.case, args.json, args.keep, args.log_level, args.grad)

@@ -6,8 +6,13 @@
     counter.graphs                             # FX graphs handed to the backend
     counter.dynamo_breaks()                    # sum of counters["graph_break"]
     counter.break_reasons()                    # {reason: count}
+
+DynamoLog (below) collects where each break happened and why each recompile did.
 """
 from __future__ import annotations
+
+import logging
+import re
 
 import torch
 import torch._dynamo
@@ -41,3 +46,99 @@ class GraphCounter:
     def break_reasons():
         """Dynamo's graph-break reasons with their counts."""
         return {str(k): int(v) for k, v in counters["graph_break"].items()}
+
+
+class DynamoLog(logging.Handler):
+    """Collect Dynamo's graph-break and recompile log records, printing nothing.
+
+        log = DynamoLog(paths)           # paths: a PathMapper for file names
+        with log:
+            log.call = 1                 # optional: tags the entries below
+            compiled(...)
+        log.break_sites   # [{"site": "file:line", "reason": first line, "kind": "break"|"skip", "call": 1}]
+        log.recompiles    # [{"message": "Recompiling function f in file:line\n - guard failure...", "call": 2}]
+
+    Inside the block the "graph_breaks" and "recompiles" artifact loggers (what
+    TORCH_LOGS=graph_breaks,recompiles turns on) log at DEBUG to this handler
+    only (propagation off, so torch's own handlers print nothing); their old
+    levels, propagation and torch's enabled-artifact set are restored on exit.
+    One entry per record: a break inside nested calls is logged once for each
+    frame it splits, every time at the same innermost user-code site.
+    """
+
+    ARTIFACTS = ("graph_breaks", "recompiles")
+
+    def __init__(self, paths=None):
+        super().__init__(logging.DEBUG)
+        self.paths = paths or (lambda p: p)
+        self.break_sites = []
+        self.recompiles = []
+        self.call = None
+        self._saved = []
+
+    def __enter__(self):
+        from torch._logging._internal import log_registry, log_state
+
+        self._saved_artifacts = set(log_state.artifact_names)
+        for name in self.ARTIFACTS:  # guards.py checks the set before logging recompiles
+            log_state.enable_artifact(name)
+        for qname in sorted(log_registry.get_artifact_log_qnames()):
+            if qname.rsplit(".__", 1)[-1] in self.ARTIFACTS:
+                logger = logging.getLogger(qname)
+                self._saved.append((logger, logger.level, logger.propagate))
+                logger.setLevel(logging.DEBUG)
+                logger.propagate = False
+                logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        from torch._logging._internal import log_state
+
+        for logger, level, propagate in self._saved:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+            logger.propagate = propagate
+        self._saved = []
+        log_state.artifact_names.clear()
+        log_state.artifact_names.update(self._saved_artifacts)
+        return False
+
+    def emit(self, record):
+        message = record.getMessage()
+        if record.name.endswith(".__recompiles"):
+            self.recompiles.append({"message": self._map_files(message.strip()), "call": self.call})
+        else:
+            self.break_sites.append({**self._break_site(message, record), "call": self.call})
+
+    def _map_files(self, text):
+        """`text` with absolute "FILE.py:LINE" and 'File "FILE"' names mapped by self.paths."""
+        text = _FILE_LINE.sub(lambda m: f"{self.paths(m[1])}:{m[2]}", text)
+        return _FILE_QUOTED.sub(lambda m: f'File "{self.paths(m[1])}"', text)
+
+    def _break_site(self, message, record):
+        """{"site": "file:line", "reason": first line of Dynamo's reason, "kind"} of one record.
+
+        kind is "skip" when Dynamo gave up on the whole frame and ran it eagerly,
+        else "break". The site is the innermost user-code line, so a break that
+        splits several nested frames appears once per frame, at the same site.
+        """
+        kind = "skip" if "Skipping the function" in message or "results in a skip" in message else "break"
+        at = _USER_CODE_AT.search(message)
+        if at:  # "Graph break [(...)] in user code at FILE:LINE\nGraph Break Reason: ..."
+            site = f"{self.paths(at[1])}:{at[2]}"
+            text = message.split("Graph Break Reason:", 1)[-1].split("User code traceback:", 1)[0]
+        else:  # "Graph break: ... results in a skip ... in the following user code:\n  File ..."
+            frames = _FRAME.findall(message)
+            site = f"{self.paths(frames[-1][0])}:{frames[-1][1]}" if frames else "?"
+            text = str(record.exc_info[1]) if record.exc_info else message
+        lines = [line.strip() for line in text.splitlines()]
+        reasons = [line for line in lines if line and not line.startswith(_WRAPPERS)]
+        return {"site": site, "reason": (reasons or lines or [""])[0], "kind": kind}
+
+
+# Dynamo's first lines around the real reason ("...trace CALL: a function call ...:").
+_WRAPPERS = ("Encountered graph break when attempting to trace", "Failed to handle graph break gracefully")
+_USER_CODE_AT = re.compile(r"in user code at (.+?):(\d+)\s*$", re.MULTILINE)
+_FRAME = re.compile(r'File "(.+?)", line (\d+)')
+_FILE_LINE = re.compile(r"(/\S+?\.py):(\d+)")
+_FILE_QUOTED = re.compile(r'File "(/[^"]+)"')

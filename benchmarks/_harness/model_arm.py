@@ -1,13 +1,24 @@
-"""Child process of `graph_breaks.py --model`: one arm (before or after), one compiled forward.
+"""Child process of `graph_breaks.py --model`: one arm (before or after), N compiled forwards.
 
     python model_arm.py --model t5 --package-root DIR --out RESULT.json
                         --outputs OUT.pt (--save-state SD.pt | --load-state SD.pt)
+                        [--dtype float32|float16] [--calls N]
 
 --package-root is the folder `import transformers` must load from (the installed
 package for "before", the fixed copy for "after"); the arm fails if it does not.
-Writes RESULT.json: versions, transformers.__file__, graph count, Dynamo's break
-counter and reasons, the recorded messages, the output digest, any exception;
-OUT.pt holds the flattened output [(path, leaf)] for the parent to compare.
+The model is built after torch.manual_seed(0), converted with .to(dtype), then its
+state_dict is saved (first arm) or loaded strictly (second arm). The inputs are
+made once (after torch.manual_seed(0)); one compiled model (counting backend,
+dynamic=False) is called N times on them under torch.no_grad(), all calls in one
+message recording.
+
+Writes RESULT.json: versions, transformers.__file__, dtype, calls; the first
+call's graph count, breaks, Dynamo's break counter and reasons; graphs after all
+calls and `recompiles` (graphs made by calls 2..N); `break_sites` (file:line and
+reason of every break Dynamo logged, all calls) and `recompile_reasons`; the
+recorded messages, the output digest, any exception (with the call index).
+OUT.pt holds the flattened outputs [(path, leaf)] of every call for the parent
+to compare: call 1 under "out", call i > 1 under "out@call<i>".
 """
 import os
 import sys
@@ -30,6 +41,8 @@ def parse_args(argv):
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--save-state")
     group.add_argument("--load-state")
+    p.add_argument("--dtype", choices=("float32", "float16"), default="float32")
+    p.add_argument("--calls", type=int, default=1)
     return p.parse_args(argv)
 
 
@@ -45,7 +58,7 @@ def main(argv):
     import torch
 
     from _harness import tensors
-    from _harness.dynamo import GraphCounter
+    from _harness.dynamo import DynamoLog, GraphCounter
     from _harness.models import MODELS
 
     spec = MODELS[args.model]
@@ -57,35 +70,53 @@ def main(argv):
     for root, label in standard_roots():
         paths.add(root, label)
 
+    dtype = getattr(torch, args.dtype)
     torch.manual_seed(0)
-    model = spec.build()
+    model = spec.build().to(dtype)
     if args.save_state:
         torch.save(model.state_dict(), args.save_state)
     else:
         model.load_state_dict(torch.load(args.load_state), strict=True)
     torch.manual_seed(0)
-    inputs = spec.inputs()
+    inputs = spec.inputs(dtype)
 
     counter = GraphCounter()
     compiled = counter.compile(model)
+    dynamo_log = DynamoLog(paths)
     exception = None
-    out = None
-    with recorder.record() as rec, torch.no_grad():
-        try:
-            out = compiled(**inputs)
-        except Exception as exc:  # recorded, compared by the parent
-            exception = {"type": type(exc).__name__, "message": str(exc)}
-    leaves = tensors.flatten(out)
+    leaves = []
+    first = None  # graph and break figures after call 1
+    with recorder.record() as rec, dynamo_log, torch.no_grad():
+        for call in range(1, args.calls + 1):
+            dynamo_log.call = call
+            try:
+                out = compiled(**inputs)
+            except Exception as exc:  # recorded, compared by the parent
+                exception = {"type": type(exc).__name__, "message": str(exc), "call": call}
+                out = None
+            leaves += tensors.flatten(out, "out" if call == 1 else f"out@call{call}")
+            if call == 1:
+                first = (counter.graphs, counter.dynamo_breaks(), counter.break_reasons())
+            if exception is not None:
+                break
     torch.save(leaves, args.outputs)
+    graphs, dynamo_breaks, break_reasons = first
     result = {
         "model": spec.name,
         "torch": torch.__version__,
         spec.package: package.__version__,
         "package_file": package_file,
-        "graphs": counter.graphs,
-        "breaks": counter.graphs - 1,
-        "dynamo_breaks": counter.dynamo_breaks(),
-        "break_reasons": counter.break_reasons(),
+        "dtype": args.dtype,
+        "calls": args.calls,
+        "graphs": graphs,
+        "breaks": graphs - 1,
+        "dynamo_breaks": dynamo_breaks,
+        "break_reasons": break_reasons,
+        "graphs_first_call": graphs,
+        "graphs_all_calls": counter.graphs,
+        "recompiles": counter.graphs - graphs,
+        "break_sites": dynamo_log.break_sites,
+        "recompile_reasons": dynamo_log.recompiles,
         "messages": rec.to_json(),
         "output_sha256": tensors.digest(leaves),
         "output_layout": tensors.describe(leaves),

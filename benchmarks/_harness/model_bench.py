@@ -1,12 +1,17 @@
 """Parent side of `graph_breaks.py --model NAME`: graph breaks before/after graphmend.
 
-run_model(name, python, workdir) -> result dict (the JSON written by --json):
-  1. arm "before": a fresh process on the installed package; saves its state_dict;
+run_model(name, python, workdir, dtype="float32", calls=1) -> result dict (the JSON
+written by --json); both arms convert the model to `dtype` and call it `calls` times:
+  1. arm "before": a fresh process on the installed package; saves its state_dict
+     (after the dtype conversion);
   2. copy the installed package folder (without __pycache__) into workdir/site,
      run `graphmend fix workdir/site/<package>` on the copy in place;
   3. arm "after": a fresh process with PYTHONPATH=workdir/site, loading the
      first arm's state_dict strictly;
-  4. compare outputs (bit-equal) and messages (all four streams, in order).
+  4. compare outputs of every call (bit-equal) and messages (all four streams, in order).
+Per arm (suffix _before / _after): graphs, breaks, dynamo_breaks and break_reasons
+of the first call; graphs_first_call, recompiles (graphs made by calls 2..N);
+break_sites ([{site "file:line", reason, kind, call}]) and recompile_reasons.
 """
 from __future__ import annotations
 
@@ -42,13 +47,15 @@ def _clean_env(pythonpath=None):
     return env
 
 
-def run_arm(python, name, package_root, workdir, tag, state, save, pythonpath=None, timeout=1800):
-    """Run one arm in a fresh process; returns (result dict or None, process info)."""
+def run_arm(python, name, package_root, workdir, tag, state, save, pythonpath=None, timeout=1800,
+            dtype="float32", calls=1):
+    """Run one arm (model_arm.py) in a fresh process; returns (result dict or None, process info)."""
     out_json = workdir / f"{tag}.json"
     out_pt = workdir / f"{tag}-outputs.pt"
     cmd = [python, str(ARM), "--model", name, "--package-root", str(package_root),
            "--out", str(out_json), "--outputs", str(out_pt),
-           "--save-state" if save else "--load-state", str(state)]
+           "--save-state" if save else "--load-state", str(state),
+           "--dtype", dtype, "--calls", str(calls)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=_clean_env(pythonpath),
                               cwd=workdir, timeout=timeout)
@@ -72,18 +79,20 @@ def compare_messages(before, after):
     return {"identical": all(per_stream.values()) and in_order, "in_order": in_order, **per_stream}
 
 
-def run_model(name, python, workdir):
-    """Measure model `name`; returns the result dict (see module docstring)."""
+def run_model(name, python, workdir, dtype="float32", calls=1):
+    """Measure model `name` in `dtype` over `calls` calls; returns the result dict (module docstring)."""
     import torch  # parent-side comparison only
 
     from . import tensors
 
     spec = MODELS[name]
     workdir = Path(workdir)
-    result = {"model": name, "description": spec.description, "ok": False}
+    result = {"model": name, "description": spec.description, "dtype": dtype, "calls": calls, "ok": False}
+    arm_options = {"dtype": dtype, "calls": calls}
     installed = installed_package_dir(python, spec.package)
 
-    before, info_b = run_arm(python, name, installed, workdir, "before", workdir / "state.pt", save=True)
+    before, info_b = run_arm(python, name, installed, workdir, "before", workdir / "state.pt", save=True,
+                              **arm_options)
     result["arm_before"] = info_b
     if before is None:
         result["error"] = "arm 'before' failed"
@@ -99,7 +108,7 @@ def run_model(name, python, workdir):
     result["graphmend_summary"] = fix.stderr
 
     after, info_a = run_arm(python, name, copy, workdir, "after", workdir / "state.pt", save=False,
-                            pythonpath=site)
+                            pythonpath=site, **arm_options)
     result["arm_after"] = info_a
     if after is None:
         result["error"] = "arm 'after' failed"
@@ -139,6 +148,14 @@ def run_model(name, python, workdir):
         "messages_after": after["messages"],
         "break_reasons_before": before["break_reasons"],
         "break_reasons_after": after["break_reasons"],
+        "graphs_first_call_before": before["graphs_first_call"],
+        "graphs_first_call_after": after["graphs_first_call"],
+        "recompiles_before": before["recompiles"],
+        "recompiles_after": after["recompiles"],
+        "break_sites_before": before["break_sites"],
+        "break_sites_after": after["break_sites"],
+        "recompile_reasons_before": before["recompile_reasons"],
+        "recompile_reasons_after": after["recompile_reasons"],
         "package_file_before": before["package_file"],
         "package_file_after": after["package_file"],
     })
@@ -152,8 +169,9 @@ def summary_lines(result):
     if "graphs_before" not in result:
         return [f"{result['model']}: {result.get('error', 'failed')}"]
     m = result["messages_comparison"]
-    return [
-        f"model {result['model']}: torch {result['torch']}, transformers {result.get('transformers')}",
+    lines = [
+        f"model {result['model']} ({result['dtype']}, {result['calls']} call(s)): "
+        f"torch {result['torch']}, transformers {result.get('transformers')}",
         f"  graphs  {result['graphs_before']} -> {result['graphs_after']}   "
         f"breaks {result['breaks_before']} -> {result['breaks_after']}   "
         f"(Dynamo counter {result['dynamo_breaks_before']} -> {result['dynamo_breaks_after']})",
@@ -162,10 +180,25 @@ def summary_lines(result):
         f"  messages identical: {result['messages_identical']} "
         + " ".join(f"{k}={m[k]}" for k in ("stdout", "stderr", "warnings", "logs", "in_order")),
         f"  graphmend exit {result['graphmend']['returncode']} in {result['graphmend']['seconds']}s",
+        f"  new graphs in calls 2..N {result['recompiles_before']} -> {result['recompiles_after']}   "
+        f"(Dynamo recompiled frames {len(result['recompile_reasons_before'])} -> "
+        f"{len(result['recompile_reasons_after'])})",
     ]
+    for (call, site, kind, reason), n in grouped_sites(result["break_sites_after"]).items():
+        lines.append(f"  left after fix: {n}x {kind} (call {call}) {site}: {reason}")
+    return lines
 
 
-def main_model(name, json_path, keep=None):
+def grouped_sites(sites):
+    """{(call, site, kind, reason): count} of a break_sites list, in first-seen order."""
+    groups = {}
+    for s in sites:
+        key = (s["call"], s["site"], s["kind"], s["reason"])
+        groups[key] = groups.get(key, 0) + 1
+    return groups
+
+
+def main_model(name, json_path, keep=None, dtype="float32", calls=1):
     """Entry for --model: run, write JSON, print the summary; returns the exit code."""
     import tempfile
 
@@ -180,7 +213,7 @@ def main_model(name, json_path, keep=None):
     with tempfile.TemporaryDirectory(prefix=f"graphmend-{name}-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        result = run_model(name, sys.executable, workdir)
+        result = run_model(name, sys.executable, workdir, dtype, calls)
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=1))
     for line in summary_lines(result):

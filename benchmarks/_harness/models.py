@@ -1,12 +1,14 @@
 """Registry of the transformers models `graph_breaks.py --model NAME` can measure.
 
 Each entry is a ModelSpec:
-    build()  -> an nn.Module in eval mode with random weights from a small config
-                (called after torch.manual_seed(0); no download);
-    inputs() -> dict of keyword arguments for one forward (called after
-                torch.manual_seed(0)).
+    build()        -> an nn.Module in eval mode with random weights from a small
+                      config (called after torch.manual_seed(0); no download);
+                      the arm converts it with .to(dtype) afterwards;
+    inputs(dtype)  -> dict of keyword arguments for one forward (called after
+                      torch.manual_seed(0)); floating inputs come in `dtype`
+                      (a torch.dtype, the model's), integer ids stay int64.
 Builders import transformers lazily: the arm installs its message capture first.
-To add a model, write the two functions and add a line to MODELS.
+To add a model, write the two functions and add an entry to MODELS.
 """
 from __future__ import annotations
 
@@ -17,13 +19,24 @@ from typing import Callable
 # vocab 128, inputs of shape (1, 8).
 VOCAB = 128
 SEQ = (1, 8)
+HIDDEN, LAYERS, HEADS, FFN = 64, 2, 2, 128
+# BART-family (BART, Marian, Whisper) config fields for that size.
+ENCODER_DECODER = dict(
+    vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=LAYERS, decoder_layers=LAYERS,
+    encoder_attention_heads=HEADS, decoder_attention_heads=HEADS,
+    encoder_ffn_dim=FFN, decoder_ffn_dim=FFN,
+)
+# Whisper: 8 mel bins, 16 encoder positions -> input_features (1, 8, 32).
+MEL_BINS, SOURCE_POSITIONS = 8, 16
+# Phi-3 longrope: pretraining length 16, inputs of 24 tokens use the long factors.
+PHI3_ORIGINAL_MAX, PHI3_SEQ = 16, (1, 24)
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
     name: str
     build: Callable[[], object]
-    inputs: Callable[[], dict]
+    inputs: Callable[[object], dict]
     package: str = "transformers"
     description: str = ""
 
@@ -32,13 +45,55 @@ def _build_t5():
     from transformers import T5Config, T5ForConditionalGeneration
 
     config = T5Config(
-        vocab_size=VOCAB, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_heads=2,
+        vocab_size=VOCAB, d_model=HIDDEN, d_kv=32, d_ff=FFN, num_layers=LAYERS, num_heads=HEADS,
         decoder_start_token_id=0,
     )
     return T5ForConditionalGeneration(config).eval()
 
 
-def _seq2seq_inputs():
+def _build_bart():
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    return BartForConditionalGeneration(BartConfig(**ENCODER_DECODER, max_position_embeddings=64)).eval()
+
+
+def _build_marian():
+    from transformers import MarianConfig, MarianMTModel
+
+    # Marian's default pad/decoder-start id (58100) lies outside the small vocabulary.
+    config = MarianConfig(**ENCODER_DECODER, max_position_embeddings=64,
+                          pad_token_id=0, decoder_start_token_id=0)
+    return MarianMTModel(config).eval()
+
+
+def _build_whisper():
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    # Whisper's default special ids (50256, 50257) lie outside the small vocabulary.
+    config = WhisperConfig(
+        **ENCODER_DECODER, num_mel_bins=MEL_BINS, max_source_positions=SOURCE_POSITIONS,
+        max_target_positions=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1,
+    )
+    return WhisperForConditionalGeneration(config).eval()
+
+
+def _build_phi3():
+    from transformers import Phi3Config, Phi3ForCausalLM
+
+    half_head = HIDDEN // HEADS // 2
+    config = Phi3Config(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS, max_position_embeddings=64,
+        original_max_position_embeddings=PHI3_ORIGINAL_MAX,
+        rope_scaling={"type": "longrope", "short_factor": [1.0] * half_head,
+                      "long_factor": [2.0] * half_head},
+        pad_token_id=0,
+    )
+    return Phi3ForCausalLM(config).eval()
+
+
+def _seq2seq_inputs(dtype):
     import torch
 
     input_ids = torch.randint(0, VOCAB, SEQ)
@@ -46,9 +101,32 @@ def _seq2seq_inputs():
     return {"input_ids": input_ids, "decoder_input_ids": decoder_input_ids}
 
 
-MODELS = {
-    "t5": ModelSpec(
-        "t5", _build_t5, _seq2seq_inputs,
-        description="T5ForConditionalGeneration, d_model 64, 2+2 layers, 2 heads, ffn 128, vocab 128",
-    ),
-}
+def _whisper_inputs(dtype):
+    import torch
+
+    input_features = torch.randn(1, MEL_BINS, 2 * SOURCE_POSITIONS).to(dtype)
+    decoder_input_ids = torch.randint(0, VOCAB, SEQ)
+    return {"input_features": input_features, "decoder_input_ids": decoder_input_ids}
+
+
+def _phi3_inputs(dtype):
+    import torch
+
+    return {"input_ids": torch.randint(0, VOCAB, PHI3_SEQ)}
+
+
+_SIZE = "hidden 64, 2+2 layers, 2 heads, ffn 128, vocab 128"
+MODELS = {spec.name: spec for spec in (
+    ModelSpec("t5", _build_t5, _seq2seq_inputs,
+              description="T5ForConditionalGeneration, d_model 64, 2+2 layers, 2 heads, ffn 128, vocab 128"),
+    ModelSpec("bart", _build_bart, _seq2seq_inputs,
+              description=f"BartForConditionalGeneration, {_SIZE}"),
+    ModelSpec("marian", _build_marian, _seq2seq_inputs,
+              description=f"MarianMTModel, {_SIZE}"),
+    ModelSpec("whisper", _build_whisper, _whisper_inputs,
+              description=f"WhisperForConditionalGeneration, {_SIZE}, "
+                          f"input_features (1, {MEL_BINS}, {2 * SOURCE_POSITIONS})"),
+    ModelSpec("phi3", _build_phi3, _phi3_inputs,
+              description="Phi3ForCausalLM with longrope (original max 16, max 64), hidden 64, "
+                          "2 layers, 2 heads, intermediate 128, vocab 128, input_ids (1, 24)"),
+)}

@@ -49,3 +49,32 @@ def test_model_fixed_behaviour_kept(model, dtype, calls, tmp_path):
     if calls > 1:
         assert r["recompiles_after"] <= r["recompiles_before"], f"graphmend added recompiles{summary}"
     assert code == 0, summary
+
+
+def _branchy(x):
+    if x.sum() > 0:  # data-dependent branch: a graph break at this line
+        return x + 1
+    return x - 1
+
+
+def test_dynamo_log_names_the_break_site_and_the_recompile():
+    import torch
+    from torch._logging._internal import log_state
+
+    from _harness.dynamo import DynamoLog, GraphCounter
+
+    counter = GraphCounter()
+    compiled = counter.compile(_branchy)
+    log = DynamoLog()
+    with log:
+        log.call = 1
+        compiled(torch.ones(3))
+        log.call = 2
+        compiled(torch.ones(4))  # a new shape under dynamic=False: recompiles
+    line = _branchy.__code__.co_firstlineno + 1
+    sites = {(s["site"], s["reason"], s["call"]) for s in log.break_sites}
+    assert (f"{__file__}:{line}", "Data-dependent branching", 1) in sites, log.break_sites
+    assert [r["call"] for r in log.recompiles][:1] == [2], log.recompiles
+    assert log.recompiles[0]["message"].startswith("Recompiling function _branchy")
+    # Logging is back to torch's defaults afterwards.
+    assert "graph_breaks" not in log_state.artifact_names
