@@ -66,6 +66,7 @@ public:
     [[nodiscard]] std::vector<Node> named_children() const;
     [[nodiscard]] const SourceText& source() const { return *source_; }
     [[nodiscard]] bool operator==(const Node& other) const { return ts_node_eq(node_, other.node_); }
+    [[nodiscard]] TSNode raw() const { return node_; }
 
 private:
     [[nodiscard]] Node wrap(TSNode n) const { return {n, source_}; }

@@ -241,7 +241,7 @@ private:
         }
         if (c.kind == Kind::Log || c.kind == Kind::Warn) {
             auto& e = fix.edits.back();
-            const std::string_view rest = call.source().text().substr(open.begin() + 1);
+            const std::string_view rest = std::string_view(call.source().text()).substr(open.begin() + 1);
             if (args.positional.empty() && args.keywords.empty()) {
                 e.text.resize(e.text.size() - 2);  // `f(, )` is not Python
             } else if (rest.starts_with("\n") || rest.starts_with("\r\n")) {

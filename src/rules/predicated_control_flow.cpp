@@ -183,6 +183,7 @@ struct Statement {
     std::string name;    // Assign
     Node value;          // may be invalid for a bare `return`
     std::string effect;  // Effect: the arguments of _graphmend_when after the test
+    std::string raw;     // Assign: a value already written in terms of lambda locals
 };
 
 struct Branch {
@@ -195,6 +196,7 @@ struct Checker {
     const Context& ctx;
     std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
     bool grad_unsafe = false;
+    int unpacks = 0;
 
     // Why an expression is not known to be pure, or "".
     std::string impurity(const Node& expr) {
@@ -244,8 +246,10 @@ struct Checker {
     }
 
     // Why a block cannot become a lambda, or "". Fills `out`.
-    std::string convert(const Node& block, Branch& out) {
-        for (const Node& stmt : block.named_children()) {
+    std::string convert(const Node& block, Branch& out) { return convert(block.named_children(), out); }
+
+    std::string convert(const std::vector<Node>& statements, Branch& out) {
+        for (const Node& stmt : statements) {
             if (stmt.is("comment") || stmt.is("pass_statement")) continue;
             if (out.returns) return "a statement after `return`";
             if (stmt.is("return_statement")) {
@@ -282,9 +286,23 @@ struct Checker {
             if (left.is("attribute") || left.is("subscript")) {
                 return fmt::format("the branch stores into `{}` (module or tensor state)", left.text());
             }
-            if (!left.is("identifier")) return fmt::format("unpacking assignment `{} = ...`", left.text());
             if (right.is("assignment")) return "a chained assignment";
             if (auto why = impurity(right); !why.empty()) return why;
+            if (left.is("pattern_list") || left.is("tuple_pattern")) {
+                // `a, b = v` -> `_graphmend_unpackN := v`, then a = ...[0], b = ...[1]
+                std::vector<std::string> names;
+                for (const Node& t : left.named_children()) {
+                    if (!t.is("identifier")) return fmt::format("unpacking assignment `{} = ...`", left.text());
+                    names.push_back(text(t));
+                }
+                const std::string temp = fmt::format("unpack{}", ++unpacks);
+                out.body.push_back({Statement::Assign, temp, right});
+                for (std::size_t i = 0; i < names.size(); ++i) {
+                    out.body.push_back({Statement::Assign, names[i], Node(), "", fmt::format("_graphmend_{}[{}]", temp, i)});
+                }
+                continue;
+            }
+            if (!left.is("identifier")) return fmt::format("unpacking assignment `{} = ...`", left.text());
             out.body.push_back({Statement::Assign, text(left), right});
         }
         return "";
@@ -481,8 +499,8 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
             continue;
         }
         const std::string local = "_graphmend_" + st.name;
-        std::string value = substitute(st.value);
-        if (st.value.is("expression_list")) value = "(" + value + ")";
+        std::string value = !st.raw.empty() ? st.raw : substitute(st.value);
+        if (st.raw.empty() && st.value.is("expression_list")) value = "(" + value + ")";
         steps.push_back(fmt::format("{} := {}", local, value));
         values_at_step[st.name] = std::move(value);
         renamed[st.name] = local;
@@ -559,7 +577,7 @@ private:
     static Site site_for_expression(const Context& ctx, const Node& expr, const Node& def,
                                     const std::vector<Node>& parts, const Scope& scope) {
         Site site = new_site(expr, parts[1].text());
-        Checker checker{ctx, submodules_of(ctx, def), false};
+        Checker checker{ctx, submodules_of(ctx, def), false, 0};
         for (const Node& part : parts) {
             if (auto why = checker.impurity(part); !why.empty()) {
                 site.reason = why;
@@ -581,7 +599,7 @@ private:
     static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
         Site site = new_site(stmt, stmt.field("condition").text());
 
-        Checker checker{ctx, submodules_of(ctx, def), false};
+        Checker checker{ctx, submodules_of(ctx, def), false, 0};
         std::vector<Branch> branches;
         branches.push_back({stmt.field("condition"), {}, false});
         site.reason = checker.convert(stmt.field("consequence"), branches.back());
@@ -609,6 +627,27 @@ private:
             return std::any_of(b.body.begin(), b.body.end(), [](const Statement& s) { return s.kind == Statement::Effect; });
         });
         if (has_effects) return effects_site(std::move(site), stmt, branches);
+        // `if TEST: ... return A` followed by the rest of the function ending in a return:
+        // the rest is the false branch.
+        std::uint32_t span_end = stmt.end();
+        if (!has_else && branches.size() == 1 && branches[0].returns && stmt.parent() == def.field("body")) {
+            std::vector<Node> rest;
+            for (const Node& s : stmt.parent().named_children()) {
+                if (s.begin() > stmt.begin() && !s.is("comment")) rest.push_back(s);
+            }
+            Branch after{Node(), {}, false};
+            if (auto why = checker.convert(rest, after); !why.empty()) {
+                site.reason = "the code after the early return: " + why;
+                return site;
+            }
+            if (!after.returns) {
+                site.reason = "the code after the early return does not end in a return";
+                return site;
+            }
+            span_end = rest.back().end();
+            branches.push_back(std::move(after));
+            has_else = true;
+        }
         for (const auto& b : branches) {
             std::set<std::string> assigned;
             for (const auto& st : b.body) {
@@ -671,7 +710,8 @@ private:
             value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", predicate(it->test),
                                 branch_value(*it, live), value, grad);
         }
-        site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, pieces)}}, Applicability::Safe,
+        site.end = span_end;
+        site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe,
                        {"predicated_control_flow"}};
         site.detail = checker.grad_unsafe
                           ? "selected with torch.where; the original control flow is kept when the branch values "
@@ -713,17 +753,19 @@ private:
     // per piece, then before the closing ')'), the statement's comments on lines of their
     // own inside the parentheses, and blank lines until the line count is the original's:
     // code below the statement keeps its line numbers.
-    static std::string layout(const Node& stmt, const std::vector<std::string>& pieces) {
+    static std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces) {
         const auto& src = stmt.source();
         const std::string eol(src.eol());
         const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
         const std::string inner = indent + (indent.find('\t') != std::string::npos ? "\t" : "    ");
         std::vector<std::string> comments;
-        syntax::walk(stmt, [&](const Node& c) {
-            if (c.is("comment")) comments.emplace_back(c.text());
-            return true;
-        });
-        std::size_t budget = syntax::count_newlines(stmt.text());
+        for (Node n = stmt; n && n.begin() < end; n = Node(ts_node_next_sibling(n.raw()), &src)) {
+            syntax::walk(n, [&](const Node& c) {
+                if (c.is("comment")) comments.emplace_back(c.text());
+                return true;
+            });
+        }
+        std::size_t budget = syntax::count_newlines(src.slice(stmt.begin(), end));
         for (const auto& p : pieces) budget -= std::min(budget, syntax::count_newlines(p));
         // Each comment takes a line, and then ')' needs one of its own.
         const std::size_t reserved = comments.empty() ? 0 : comments.size() + 1;

@@ -29,6 +29,7 @@ CASES = [
     ("tests/fixtures/deferred-side-effect/fstring_edges.py", []),
     ("tests/fixtures/predicated-control-flow/forms.py", []),
     ("tests/fixtures/predicated-control-flow/effects.py", ["--log-level", "DEBUG"]),
+    ("tests/fixtures/predicated-control-flow/returns.py", []),
 ]
 
 
