@@ -37,6 +37,7 @@
 #include <set>
 
 #include "graphmend/deferred_call.hpp"
+#include "graphmend/tensor_test.hpp"
 #include "graphmend/rule.hpp"
 
 namespace graphmend::rules {
@@ -47,12 +48,6 @@ namespace {
 
 const RuleInfo kInfo{"GM201", "predicated-control-flow",
                      "data-dependent if/elif/else under torch.compile, selected with torch.where"};
-
-// Calls in a test that read tensor values.
-const std::set<std::string_view> kDataReads{
-    "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
-    "var",  "abs",  "isnan",  "isinf", "isfinite", "eq", "ne",       "gt",       "lt",    "ge",   "le",
-    "count_nonzero", "prod"};
 
 // Tensor methods (and torch functions) known to be pure: no state, no I/O, no randomness.
 const std::set<std::string_view> kPureMethods{
@@ -94,87 +89,6 @@ const std::set<std::string_view> kGradUnsafe{
     "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
 
 std::string text(const Node& n) { return std::string(n.text()); }
-
-bool is_read(const Node& id) {
-    const Node p = id.parent();
-    if (p.is("attribute") && p.field("attribute") == id) return false;
-    if (p.is("keyword_argument") && p.field("name") == id) return false;
-    if ((p.is("assignment") || p.is("augmented_assignment")) && p.field("left") == id) {
-        return p.is("augmented_assignment");
-    }
-    if (p.is("function_definition") || p.is("class_definition") || p.is("parameters") ||
-        p.is("default_parameter") || p.is("typed_parameter") || p.is("typed_default_parameter") ||
-        p.is("lambda_parameters") || p.is("aliased_import") || p.is("dotted_name")) {
-        return false;
-    }
-    return true;
-}
-
-// A rebuilt copy of `n` in which `replace(child)` may substitute the text of any node.
-template <typename Replace>
-std::string rebuild(const Node& n, Replace&& replace) {
-    if (auto r = replace(n)) return *r;
-    if (n.child_count() == 0) return text(n);
-    const std::string_view src = n.source().text();
-    std::string out;
-    std::uint32_t cursor = n.begin();
-    for (const Node& c : n.children()) {
-        out += src.substr(cursor, c.begin() - cursor);
-        out += rebuild(c, replace);
-        cursor = c.end();
-    }
-    out += src.substr(cursor, n.end() - cursor);
-    return out;
-}
-
-// --- the test ---------------------------------------------------------------------------
-
-bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
-    bool found = false;
-    syntax::walk(test, [&](const Node& n) {
-        if (found || n.is("lambda")) return false;
-        if (n.is("call")) {
-            const Node fn = n.field("function");
-            if (fn.is("attribute") && kDataReads.contains(fn.field("attribute").text())) found = true;
-            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
-                const auto args = n.field("arguments").named_children();
-                if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0]))) found = true;
-            }
-        }
-        if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n)) {
-            const Node p = n.parent();
-            if (p.is("comparison_operator") || p.is("boolean_operator") || p.is("not_operator") ||
-                p.is("if_statement") || p.is("elif_clause")) {
-                found = true;
-            }
-        }
-        return true;
-    });
-    return found;
-}
-
-std::string predicate(const Node& test) {
-    return rebuild(test, [](const Node& n) -> std::optional<std::string> {
-        if (n.is("boolean_operator")) {
-            const bool is_and = n.field("operator").text() == "and";
-            return fmt::format("_graphmend_{}({}, lambda: {})", is_and ? "and" : "or", predicate(n.field("left")),
-                               predicate(n.field("right")));
-        }
-        if (n.is("not_operator")) return fmt::format("_graphmend_not({})", predicate(n.field("argument")));
-        if (n.is("call")) {
-            const Node fn = n.field("function");
-            const auto args = n.field("arguments").named_children();
-            if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
-                return fmt::format("_graphmend_scalar(\"item\", {})", predicate(fn.field("object")));
-            }
-            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
-                args.size() == 1 && !args[0].is("keyword_argument")) {
-                return fmt::format("_graphmend_scalar(\"{}\", {})", fn.text(), predicate(args[0]));
-            }
-        }
-        return std::nullopt;
-    });
-}
 
 // --- branches -----------------------------------------------------------------------------
 
@@ -432,23 +346,10 @@ Scope scope_of(const Node& function, const Node& skip) {
     Scope s;
     s.bound_before = definitely_bound(function, skip);
     s.locals = analysis::local_names(function);
+    s.tensor_names = tensor_locals(function);
     syntax::walk(function.field("body"), [&](const Node& n) {
         if (n == skip) return false;
         if (n.is("identifier") && is_read(n)) s.read_outside.insert(text(n));
-        if (n.is("assignment") && n.field("left").is("identifier")) {
-            bool tensorish = false;
-            syntax::walk(n.field("right"), [&](const Node& r) {
-                if (r.is("call")) {
-                    const Node fn = r.field("function");
-                    if (fn.is("attribute") && (fn.field("object").text() == "torch" ||
-                                               kDataReads.contains(fn.field("attribute").text()))) {
-                        tensorish = true;
-                    }
-                }
-                return !tensorish;
-            });
-            if (tensorish) s.tensor_names.insert(text(n.field("left")));
-        }
         return true;
     });
     return s;
@@ -548,7 +449,7 @@ public:
                 }
                 return true;
             }
-            if (!reads_data(n.field("condition"), scope.tensor_names)) return true;
+            if (!reads_data(n.field("condition"), scope.tensor_names) || is_raise_check(n)) return true;
             out.push_back(site_for(ctx, n, def, scope));
             return true;
         });

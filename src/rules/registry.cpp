@@ -5,12 +5,14 @@ namespace graphmend::rules {
 
 std::unique_ptr<Rule> make_deferred_side_effect_rule();
 std::unique_ptr<Rule> make_predicated_control_flow_rule();
+std::unique_ptr<Rule> make_predicated_validation_rule();
 
 const std::vector<std::unique_ptr<Rule>>& registry() {
     static const std::vector<std::unique_ptr<Rule>> rules = [] {
         std::vector<std::unique_ptr<Rule>> r;
         r.push_back(make_deferred_side_effect_rule());
         r.push_back(make_predicated_control_flow_rule());
+        r.push_back(make_predicated_validation_rule());
         return r;
     }();
     return rules;

@@ -147,6 +147,8 @@ def _graphmend_runtime():
             print(*args, **kwargs)
         elif kind == "log":
             log_replay(g, filename, where, args, kwargs)
+        elif kind == "raise":
+            raise where(*args, **kwargs)
         else:
             warn_replay(g, filename, where, args, kwargs)
 
@@ -272,6 +274,24 @@ def _graphmend_runtime():
         else:
             warn(fid, args[0], args[1:], kwargs)
 
+    # `if TEST: raise E(ARGS)` (rewritten to _graphmend_check): eagerly, or with a test
+    # that is not a one-element traced tensor, the test decides at once and E(ARGS) is
+    # raised here. Traced, the check goes into the graph as the same op, which raises
+    # E(ARGS), formatted from the values at the check, when the graph runs and the test
+    # is true: an ordinary Python exception of the original type, before the compiled
+    # call returns. Where the check cannot be carried, `if pred:` runs as written.
+    def check(fid, pred, exc_type, thunk):
+        traced = is_compiling() and isinstance(pred, torch.Tensor) and pred.numel() == 1
+        if traced:
+            args, kwargs = thunk()
+            cond = pred if pred.dtype == torch.bool else pred != 0
+            if defer(("raise", fid, exc_type), args, kwargs, cond):
+                return
+        if pred:
+            args, kwargs = thunk()
+            raise exc_type(*[materialize(a) for a in args], **kwargs)
+
+    rt.check = check
     rt.when = when
     rt.lazy = lazy
     rt.register_module = register_module
@@ -308,5 +328,9 @@ def _graphmend_when(pred, kind, leading, thunk):
 
 def _graphmend_args(*args, **kwargs):
     return args, kwargs
+
+
+def _graphmend_check(pred, exc_type, thunk):
+    _graphmend_rt.check(_graphmend_fid, pred, exc_type, thunk)
 
 # --- end of graphmend runtime: deferred_effects ---

@@ -19,6 +19,8 @@ CASES = [
     ("tests/cases/c04_where_if_else.py", []),
     ("tests/cases/c05_where_else_less.py", []),
     ("tests/cases/c06_where_both_return.py", []),
+    ("tests/cases/c07_trap_raise.py", []),
+    ("tests/cases/c08_trap_equal.py", []),
     ("tests/cases/c09_mixed_static_and_data.py", []),
     ("tests/cases/c10_refuse_stateful_branch.py", []),
     ("tests/cases/c11_untouched_outside_forward.py", []),
@@ -30,6 +32,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/forms.py", []),
     ("tests/fixtures/predicated-control-flow/effects.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/predicated-control-flow/returns.py", []),
+    ("tests/fixtures/predicated-validation/forms.py", []),
 ]
 
 

@@ -1,0 +1,195 @@
+// Rule GM301 predicated-validation.
+//
+// What it does: finds data-dependent checks in code that runs under torch.compile,
+//     if TEST: raise E(ARGS)            (TEST reads tensor values; no elif/else)
+//     assert TEST, MESSAGE              (TEST reads tensor values)
+// and rewrites each into one call of graphmend's runtime (src/runtime/deferred_effects.py):
+//     _graphmend_check(TEST, E, lambda: _graphmend_args(ARGS))
+//     if __debug__: _graphmend_check(_graphmend_not(TEST), AssertionError, lambda: _graphmend_args(MESSAGE))
+// Eagerly, or when the test is not a tensor, the test decides at once and E(ARGS) is
+// raised as before. Traced by Dynamo, the check is an ordered effect op in the FX graph
+// that raises E(ARGS) when the graph runs and the test is true: the same type and
+// message (formatted from the values at the check), before the compiled call returns,
+// and an ordinary Python exception on every device (no device-side assert).
+//
+// Why: the test breaks the graph (GB0170 "Data-dependent branching"; an assert with a
+// message built at run time is GB0171; torch.equal is data-dependent too).
+//
+// Fix safety: safe. Refused, with the reason: `raise ... from ...` and a bare `raise`
+// (the cause / the exception being handled are not carried), raising an object rather
+// than calling an exception class, a check inside `try` (the handler would not see an
+// exception raised when the graph runs), and a check after the function has updated
+// state (attributes, items, in-place or unknown calls): Dynamo replays such updates after
+// the graph, so a check raising inside the graph would skip them.
+#include <fmt/format.h>
+
+#include "graphmend/deferred_call.hpp"
+#include "graphmend/lazy_message.hpp"
+#include "graphmend/rule.hpp"
+#include "graphmend/tensor_test.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const RuleInfo kInfo{"GM301", "predicated-validation",
+                     "data-dependent checks that raise, kept in the FX graph and still raising"};
+
+// The argument list text of a call with its message arguments deferred.
+std::string deferred_arguments(const Node& call) {
+    const Node list = call.field("arguments");
+    const std::string_view src = call.source().text();
+    std::string out;
+    std::uint32_t cursor = list.begin() + 1;
+    for (const Node& a : list.named_children()) {
+        if (a.is("comment") || a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) continue;
+        if (auto deferred = defer_message_expression(a)) {
+            out += src.substr(cursor, a.begin() - cursor);
+            out += *deferred;
+            cursor = a.end();
+        }
+    }
+    out += src.substr(cursor, list.end() - 1 - cursor);
+    return out;
+}
+
+// A statement before `check` in its function that updates state Dynamo would replay after
+// the graph, or an invalid Node.
+Node state_update_before(const Context& ctx, const Node& function, const Node& check) {
+    Node found;
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (found || n.begin() >= check.begin()) return false;
+        if (n.is("function_definition") || n.is("lambda")) return false;
+        if (n.is("assignment") || n.is("augmented_assignment")) {
+            const Node left = n.field("left");
+            if (left.is("attribute") || left.is("subscript")) found = n;
+        }
+        if (n.is("expression_statement")) {
+            for (const Node& e : n.named_children()) {
+                if (!e.is("call")) continue;
+                if (deferred_call(ctx, e)) continue;  // a message: deferred into the graph in order
+                found = n;
+            }
+        }
+        return !found;
+    });
+    return found;
+}
+
+class PredicatedValidationRule final : public Rule {
+public:
+    [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    void check(const Context& ctx, std::vector<Site>& out) const override {
+        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+            if (!n.is("if_statement") && !n.is("assert_statement")) return true;
+            Node def = analysis::enclosing_function(n);
+            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
+            const auto tensors = tensor_locals(def);
+            if (n.is("if_statement")) {
+                if (!is_raise_check(n) || !reads_data(n.field("condition"), tensors)) return true;
+                out.push_back(site_for(ctx, n, def, n.field("condition"),
+                                       n.field("consequence").named_children()[0]));
+            } else {
+                const auto parts = n.named_children();
+                if (parts.empty() || !reads_data(parts[0], tensors)) return true;
+                out.push_back(site_for(ctx, n, def, parts[0], Node()));
+            }
+            return true;
+        });
+    }
+
+    /// `if TEST: raise ...` with no elif/else: the statements GM301 owns.
+    static bool is_raise_check(const Node& stmt) {
+        if (stmt.field("alternative")) return false;
+        std::vector<Node> body;
+        for (const Node& s : stmt.field("consequence").named_children()) {
+            if (!s.is("comment")) body.push_back(s);
+        }
+        return body.size() == 1 && body[0].is("raise_statement");
+    }
+
+private:
+    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Node& test, const Node& raise) {
+        Site site;
+        site.rule = std::string(kInfo.name);
+        site.code = std::string(kInfo.code);
+        site.where = stmt.position();
+        site.begin = stmt.begin();
+        site.end = stmt.end();
+        site.what = stmt.is("assert_statement") ? "assert " : "if ";
+        for (char c : test.text()) {
+            const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+            if (!blank || site.what.back() != ' ') site.what += blank ? ' ' : c;
+        }
+        if (site.what.size() > 60) site.what = site.what.substr(0, 57) + "...";
+        site.graph_break = stmt.is("assert_statement") ? "GB0171" : "GB0170";
+
+        for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
+            if (p.is("try_statement")) {
+                site.reason = "inside `try`: its handler would not see an exception raised when the graph runs";
+                return site;
+            }
+        }
+        if (const Node update = state_update_before(ctx, def, stmt)) {
+            site.reason = fmt::format(
+                "line {} updates state before the check; Dynamo replays it after the graph, so raising inside the "
+                "graph would skip it",
+                update.position().line);
+            return site;
+        }
+        std::string call;
+        if (raise) {
+            const auto parts = raise.named_children();
+            if (parts.empty()) {
+                site.reason = "a bare `raise` re-raises the exception being handled";
+                return site;
+            }
+            if (raise.field("cause") || parts.size() > 1) {
+                site.reason = "`raise ... from ...`: the cause is not carried through the graph";
+                return site;
+            }
+            const Node exc = parts[0];
+            if (!exc.is("call") || !exc.field("arguments").is("argument_list")) {
+                site.reason = "raises an object rather than calling an exception class";
+                return site;
+            }
+            call = fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}))", predicate(test),
+                               exc.field("function").text(), deferred_arguments(exc));
+        } else {
+            const auto parts = stmt.named_children();
+            std::string message;
+            if (parts.size() > 1) {
+                auto deferred = defer_message_expression(parts[1]);
+                message = deferred ? *deferred : std::string(parts[1].text());
+            }
+            // `assert` is compiled away under `python -O`; so is the check.
+            call = fmt::format("if __debug__: _graphmend_check(_graphmend_not({}), AssertionError, "
+                               "lambda: _graphmend_args({}))",
+                               predicate(test), message);
+        }
+        const auto& src = stmt.source();
+        const std::string eol(src.eol());
+        const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
+        syntax::walk(stmt, [&](const Node& c) {
+            if (c.is("comment")) call += eol + indent + std::string(c.text());
+            return true;
+        });
+        for (auto n = syntax::count_newlines(call); n < syntax::count_newlines(stmt.text()); ++n) call += eol;
+        site.fix = Fix{{{stmt.begin(), stmt.end(), call}}, Applicability::Safe,
+                       {"deferred_effects", "predicated_control_flow"}};
+        site.detail = "the check raises from inside the graph";
+        return site;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_predicated_validation_rule() { return std::make_unique<PredicatedValidationRule>(); }
+
+bool is_raise_check(const Node& stmt) { return PredicatedValidationRule::is_raise_check(stmt); }
+
+}  // namespace graphmend::rules

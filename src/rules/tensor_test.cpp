@@ -1,0 +1,113 @@
+// Tests that read tensor values: see include/graphmend/tensor_test.hpp.
+#include "graphmend/tensor_test.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+// Calls in a test that read tensor values.
+const std::set<std::string_view> kDataReads{
+    "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
+    "var",  "abs",  "isnan",  "isinf", "isfinite", "eq", "ne",       "gt",       "lt",    "ge",   "le",
+    "count_nonzero", "prod", "equal"};
+
+}  // namespace
+
+bool is_data_read(std::string_view name) { return kDataReads.contains(name); }
+
+std::set<std::string> tensor_locals(const Node& function) {
+    std::set<std::string> names;
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (!n.is("assignment") || !n.field("left").is("identifier")) return true;
+        bool tensorish = false;
+        syntax::walk(n.field("right"), [&](const Node& r) {
+            if (r.is("call")) {
+                const Node fn = r.field("function");
+                if (fn.is("attribute") &&
+                    (fn.field("object").text() == "torch" || is_data_read(fn.field("attribute").text()))) {
+                    tensorish = true;
+                }
+            }
+            return !tensorish;
+        });
+        if (tensorish) names.insert(text(n.field("left")));
+        return true;
+    });
+    return names;
+}
+
+
+bool is_read(const Node& id) {
+    const Node p = id.parent();
+    if (p.is("attribute") && p.field("attribute") == id) return false;
+    if (p.is("keyword_argument") && p.field("name") == id) return false;
+    if ((p.is("assignment") || p.is("augmented_assignment")) && p.field("left") == id) {
+        return p.is("augmented_assignment");
+    }
+    if (p.is("function_definition") || p.is("class_definition") || p.is("parameters") ||
+        p.is("default_parameter") || p.is("typed_parameter") || p.is("typed_default_parameter") ||
+        p.is("lambda_parameters") || p.is("aliased_import") || p.is("dotted_name")) {
+        return false;
+    }
+    return true;
+}
+
+bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
+    bool found = false;
+    syntax::walk(test, [&](const Node& n) {
+        if (found || n.is("lambda")) return false;
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            if (fn.is("attribute") && is_data_read(fn.field("attribute").text())) found = true;
+            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
+                const auto args = n.field("arguments").named_children();
+                if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0]))) found = true;
+            }
+        }
+        if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n)) {
+            const Node p = n.parent();
+            if (p.is("comparison_operator") || p.is("boolean_operator") || p.is("not_operator") ||
+                p.is("if_statement") || p.is("elif_clause")) {
+                found = true;
+            }
+        }
+        return true;
+    });
+    return found;
+}
+
+std::string predicate(const Node& test) {
+    return rebuild(test, [](const Node& n) -> std::optional<std::string> {
+        if (n.is("boolean_operator")) {
+            const bool is_and = n.field("operator").text() == "and";
+            return fmt::format("_graphmend_{}({}, lambda: {})", is_and ? "and" : "or", predicate(n.field("left")),
+                               predicate(n.field("right")));
+        }
+        if (n.is("not_operator")) return fmt::format("_graphmend_not({})", predicate(n.field("argument")));
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            const auto args = n.field("arguments").named_children();
+            if (fn.text() == "torch.equal" && args.size() == 2) {
+                return fmt::format("_graphmend_equal({}, {})", predicate(args[0]), predicate(args[1]));
+            }
+            if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
+                return fmt::format("_graphmend_scalar(\"item\", {})", predicate(fn.field("object")));
+            }
+            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
+                args.size() == 1 && !args[0].is("keyword_argument")) {
+                return fmt::format("_graphmend_scalar(\"{}\", {})", fn.text(), predicate(args[0]));
+            }
+        }
+        return std::nullopt;
+    });
+}
+
+}  // namespace graphmend::rules
