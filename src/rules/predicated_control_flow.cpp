@@ -90,6 +90,10 @@ const std::set<std::string_view> kGradUnsafe{
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
+bool is_literal(const Node& n) {
+    return n.is("true") || n.is("false") || n.is("none") || n.is("integer") || n.is("float") || n.is("string");
+}
+
 // --- branches -----------------------------------------------------------------------------
 
 struct Statement {
@@ -479,6 +483,10 @@ private:
                                     const std::vector<Node>& parts, const Scope& scope) {
         Site site = new_site(expr, parts[1].text());
         Checker checker{ctx, submodules_of(ctx, def), false, 0};
+        if ((is_literal(parts[0]) || is_literal(parts[2])) && parts[0].text() != parts[2].text()) {
+            site.reason = "a branch is a Python constant: a select cannot choose it without making it a tensor";
+            return site;
+        }
         for (const Node& part : parts) {
             if (auto why = checker.impurity(part); !why.empty()) {
                 site.reason = why;
@@ -580,6 +588,38 @@ private:
             if (live.empty()) {
                 site.reason = "no value of the branches is used after the `if`";
                 return site;
+            }
+            // A live name that some branch sets to a Python constant: the runtime could
+            // never select it (it keeps Python values as they are), so say so here.
+            for (const auto& name : live) {
+                std::set<std::string> values;
+                bool literal = false;
+                for (const auto& b : branches) {
+                    for (const auto& st : b.body) {
+                        if (st.kind != Statement::Assign || st.name != name || !st.value) continue;
+                        literal = literal || is_literal(st.value);
+                        values.insert(text(st.value));
+                    }
+                }
+                if (literal && values.size() > 1) {
+                    site.reason = fmt::format("`{}` is set to a Python constant in a branch: a select cannot choose it "
+                                              "without making it a tensor",
+                                              name);
+                    return site;
+                }
+                if (literal && (!has_else || values.size() == 1)) {
+                    bool everywhere = has_else;
+                    for (const auto& b : branches) {
+                        everywhere = everywhere && std::any_of(b.body.begin(), b.body.end(),
+                                                               [&](const Statement& s) { return s.name == name; });
+                    }
+                    if (!everywhere) {
+                        site.reason = fmt::format("`{}` is set to a Python constant in a branch: a select cannot "
+                                                  "choose it without making it a tensor",
+                                                  name);
+                        return site;
+                    }
+                }
             }
             for (const auto& name : live) {
                 const bool everywhere = has_else && std::all_of(branches.begin(), branches.end(), [&](const Branch& b) {

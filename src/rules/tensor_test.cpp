@@ -19,6 +19,18 @@ const std::set<std::string_view> kDataReads{
     "var",  "abs",  "isnan",  "isinf", "isfinite", "eq", "ne",       "gt",       "lt",    "ge",   "le",
     "count_nonzero", "prod", "equal"};
 
+// `a is b` / `a is not b`: settled without reading tensor values.
+bool identity_test(const Node& comparison) {
+    bool only_is = true;
+    for (const Node& c : comparison.children()) {
+        if (!c.named() && c.type() != "is" && c.type() != "not" && c.type() != "is not" && c.type() != "(" &&
+            c.type() != ")") {
+            only_is = false;
+        }
+    }
+    return only_is;
+}
+
 }  // namespace
 
 bool is_data_read(std::string_view name) { return kDataReads.contains(name); }
@@ -66,7 +78,10 @@ bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
         if (found || n.is("lambda")) return false;
         if (n.is("call")) {
             const Node fn = n.field("function");
-            if (fn.is("attribute") && is_data_read(fn.field("attribute").text())) found = true;
+            if (fn.is("attribute") && is_data_read(fn.field("attribute").text())) {
+                const std::string_view root = fn.field("object").text();
+                if (root != "np" && root != "numpy" && root != "math") found = true;
+            }
             if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
                 const auto args = n.field("arguments").named_children();
                 if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0]))) found = true;
@@ -74,8 +89,8 @@ bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
         }
         if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n)) {
             const Node p = n.parent();
-            if (p.is("comparison_operator") || p.is("boolean_operator") || p.is("not_operator") ||
-                p.is("if_statement") || p.is("elif_clause")) {
+            if ((p.is("comparison_operator") && !identity_test(p)) || p.is("boolean_operator") ||
+                p.is("not_operator") || p.is("if_statement") || p.is("elif_clause")) {
                 found = true;
             }
         }
