@@ -1,6 +1,7 @@
 // Project: name resolution across the files fixed together, nn.Module detection and the
 // compiled scope. See include/graphmend/analysis.hpp.
 #include <deque>
+#include <functional>
 
 #include "graphmend/analysis.hpp"
 
@@ -136,10 +137,22 @@ void Project::compute_scope() {
         }
     }
     std::deque<FunctionRef> work;
-    auto add = [&](std::size_t f, const Node& fn) {
+    std::function<void(std::size_t, const Node&)> add = [&](std::size_t f, const Node& fn) {
         if (!fn.is("function_definition")) return;
         if (std::string(fn.field("name").text()).starts_with("_graphmend")) return;
-        if (scope_.insert({f, fn.begin()}).second) work.push_back({f, fn});
+        if (!scope_.insert({f, fn.begin()}).second) return;
+        work.push_back({f, fn});
+        // A decorator of the project runs in its place (its wrapper calls the function).
+        if (const Node decorated = fn.parent(); decorated.is("decorated_definition")) {
+            for (const Node& d : decorated.named_children()) {
+                if (!d.is("decorator")) continue;
+                for (Node e : d.named_children()) {
+                    if (e.is("call")) e = e.field("function");
+                    const Symbol s = resolve_expr(f, e);
+                    if (s.kind == Symbol::Function) add(s.file, files_[s.file].index.functions.at(s.name));
+                }
+            }
+        }
     };
     // A method `name` of a class, looked up along its bases and down its subclasses.
     auto add_method = [&](std::size_t f, const std::string& cls, const std::string& name, bool up, bool down) {

@@ -1,4 +1,5 @@
-"""BART, Marian, Whisper (fp32 and fp16) and Phi-3 longrope (fp32, two calls) through the harness.
+"""BART, Marian, Whisper (fp32 and fp16), Phi-3 longrope (fp32, two calls) and Grounding DINO
+(fp32) through the harness.
 
 Each test runs `graph_breaks.py --model NAME --dtype D --calls N` with build/graphmend
 and asserts only what must hold while the rewrite rules are still being developed:
@@ -15,6 +16,7 @@ RUNS = [
     ("marian", "float32", 1), ("marian", "float16", 1),
     ("whisper", "float32", 1), ("whisper", "float16", 1),
     ("phi3", "float32", 2),  # a second call with the same shapes must compile nothing new
+    ("grounding-dino", "float32", 1),  # breaks left: nonzero, tensor-valued shapes read as ints
 ]
 
 
