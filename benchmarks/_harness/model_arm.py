@@ -54,8 +54,17 @@ def main(argv):
     recorder.install()  # before torch and transformers bind sys.stderr
 
     import json
+    import logging
 
     import torch
+    from torch._logging._internal import handlers as torch_log_handlers
+
+    # torch's log handlers, made on import, bound the capturing stderr. What they print is the
+    # compiler's own diagnostics (time, pid, frame ids; e.g. Dynamo's Tensor.item() warning),
+    # already recorded as "framework" log records: print it to the real stderr instead.
+    for handler in list(torch_log_handlers):
+        if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
+            handler.setStream(recorder.real_stderr)
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter

@@ -30,6 +30,9 @@ ENCODER_DECODER = dict(
 MEL_BINS, SOURCE_POSITIONS = 8, 16
 # Phi-3 longrope: pretraining length 16, inputs of 24 tokens use the long factors.
 PHI3_ORIGINAL_MAX, PHI3_SEQ = 16, (1, 24)
+# Grounding DINO: a 64x64 image, 10 queries, text ids framed by [CLS] (101) and [SEP] (102),
+# two of the special tokens the model splits its text attention on.
+GDINO_IMAGE, GDINO_QUERIES, CLS, SEP = 64, 10, 101, 102
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +96,24 @@ def _build_phi3():
     return Phi3ForCausalLM(config).eval()
 
 
+def _build_grounding_dino():
+    from transformers import BertConfig, GroundingDinoConfig, GroundingDinoForObjectDetection, SwinConfig
+
+    # A tiny Swin (as in grounding-dino-tiny/base): 64x64 -> stages of 16, 8, 4, 2 patches;
+    # stages 2..4 feed the encoder, a strided conv adds the 4th feature level.
+    backbone = SwinConfig(image_size=GDINO_IMAGE, embed_dim=16, depths=[1, 1, 1, 1], num_heads=[1, 1, 2, 2],
+                          window_size=4, out_indices=[2, 3, 4])
+    text = BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                      num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=64)
+    config = GroundingDinoConfig(
+        backbone_config=backbone, use_timm_backbone=False, use_pretrained_backbone=False,
+        text_config=text, d_model=HIDDEN, num_queries=GDINO_QUERIES,
+        encoder_layers=LAYERS, decoder_layers=LAYERS, encoder_attention_heads=HEADS,
+        decoder_attention_heads=HEADS, encoder_ffn_dim=FFN, decoder_ffn_dim=FFN,
+    )
+    return GroundingDinoForObjectDetection(config).eval()
+
+
 def _seq2seq_inputs(dtype):
     import torch
 
@@ -115,6 +136,16 @@ def _phi3_inputs(dtype):
     return {"input_ids": torch.randint(0, VOCAB, PHI3_SEQ)}
 
 
+def _grounding_dino_inputs(dtype):
+    import torch
+
+    input_ids = torch.randint(0, VOCAB, SEQ)
+    input_ids[:, 0], input_ids[:, -1] = CLS, SEP
+    pixel_values = torch.randn(1, 3, GDINO_IMAGE, GDINO_IMAGE).to(dtype)
+    return {"pixel_values": pixel_values, "input_ids": input_ids,
+            "attention_mask": torch.ones_like(input_ids)}
+
+
 _SIZE = "hidden 64, 2+2 layers, 2 heads, ffn 128, vocab 128"
 MODELS = {spec.name: spec for spec in (
     ModelSpec("t5", _build_t5, _seq2seq_inputs,
@@ -129,4 +160,9 @@ MODELS = {spec.name: spec for spec in (
     ModelSpec("phi3", _build_phi3, _phi3_inputs,
               description="Phi3ForCausalLM with longrope (original max 16, max 64), hidden 64, "
                           "2 layers, 2 heads, intermediate 128, vocab 128, input_ids (1, 24)"),
+    ModelSpec("grounding-dino", _build_grounding_dino, _grounding_dino_inputs,
+              description="GroundingDinoForObjectDetection, d_model 64, 2+2 layers, 2 heads, ffn 128, "
+                          "10 queries; Swin backbone (embed 16, depths 1-1-1-1, window 4); BERT text encoder "
+                          "(hidden 64, 2 layers, 2 heads, ffn 128, vocab 128); "
+                          f"pixel_values (1, 3, {GDINO_IMAGE}, {GDINO_IMAGE}), input_ids (1, 8)"),
 )}
