@@ -97,11 +97,12 @@ bool is_literal(const Node& n) {
 // --- branches -----------------------------------------------------------------------------
 
 struct Statement {
-    enum Kind { Assign, Return, Effect } kind = Assign;
+    enum Kind { Assign, Return, Effect, Update } kind = Assign;
     std::string name;    // Assign
     Node value;          // may be invalid for a bare `return`
     std::string effect;  // Effect: the arguments of _graphmend_when after the test
     std::string raw;     // Assign: a value already written in terms of lambda locals
+                         // Update: the operator, "+=" or "-="
 };
 
 struct Branch {
@@ -113,6 +114,7 @@ struct Branch {
 struct Checker {
     const Context& ctx;
     std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
+    std::set<std::string> buffers;                   // self.register_buffer("NAME", ...)
     bool grad_unsafe = false;
     int unpacks = 0;
 
@@ -185,6 +187,15 @@ struct Checker {
             }
             const Node e = stmt.named_children()[0];
             if (e.is("augmented_assignment")) {
+                // `self.BUFFER += INT`: a counter; the update stays conditional on the data.
+                const Node left = e.field("left");
+                const std::string op(e.field("operator").text());
+                if (left.is("attribute") && left.field("object").text() == "self" &&
+                    buffers.contains(text(left.field("attribute"))) && (op == "+=" || op == "-=") &&
+                    e.field("right").is("integer")) {
+                    out.body.push_back({Statement::Update, text(left.field("attribute")), e.field("right"), "", op});
+                    continue;
+                }
                 return fmt::format("in-place update `{}`", e.text());
             }
             if (e.is("call")) {
@@ -258,6 +269,31 @@ std::map<std::string, std::string> submodules_of(const Context& ctx, const Node&
         }
         return true;
     });
+    return out;
+}
+
+// The buffers of the class of `function`: self.register_buffer("NAME", ...) in __init__.
+std::set<std::string> buffers_of(const Context& ctx, const Node& function) {
+    std::set<std::string> out;
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (!p.is("class_definition")) continue;
+        const auto& classes = ctx.source().index.classes;
+        const auto it = classes.find(text(p.field("name")));
+        if (it == classes.end()) break;
+        const auto init = it->second.methods.find("__init__");
+        if (init == it->second.methods.end()) break;
+        syntax::walk(init->second, [&](const Node& n) {
+            if (n.is("call") && n.field("function").text() == "self.register_buffer") {
+                const auto args = n.field("arguments").named_children();
+                if (!args.empty() && args[0].is("string")) {
+                    std::string name(args[0].text());
+                    out.insert(name.substr(1, name.size() - 2));
+                }
+            }
+            return true;
+        });
+        break;
+    }
     return out;
 }
 
@@ -482,7 +518,7 @@ private:
     static Site site_for_expression(const Context& ctx, const Node& expr, const Node& def,
                                     const std::vector<Node>& parts, const Scope& scope) {
         Site site = new_site(expr, parts[1].text());
-        Checker checker{ctx, submodules_of(ctx, def), false, 0};
+        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def), false, 0};
         if ((is_literal(parts[0]) || is_literal(parts[2])) && parts[0].text() != parts[2].text()) {
             site.reason = "a branch is a Python constant: a select cannot choose it without making it a tensor";
             return site;
@@ -508,7 +544,7 @@ private:
     static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
         Site site = new_site(stmt, stmt.field("condition").text());
 
-        Checker checker{ctx, submodules_of(ctx, def), false, 0};
+        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def), false, 0};
         std::vector<Branch> branches;
         branches.push_back({stmt.field("condition"), {}, false});
         site.reason = checker.convert(stmt.field("consequence"), branches.back());
@@ -575,6 +611,31 @@ private:
             site.reason = "a branch returns while another falls through";
             return site;
         }
+        // Conditional counters (self.BUFFER += INT): one `if` without else, and no value in it
+        // may read the buffer.
+        std::vector<Statement> updates;
+        for (const auto& b : branches) {
+            for (const auto& st : b.body) {
+                if (st.kind == Statement::Update) updates.push_back(st);
+            }
+        }
+        if (!updates.empty()) {
+            if (has_else || branches.size() != 1 || any_return) {
+                site.reason = "a buffer update under an `if` with elif/else or a return";
+                return site;
+            }
+            for (const auto& st : branches[0].body) {
+                if (st.kind == Statement::Update || !st.value) continue;
+                for (const auto& u : updates) {
+                    if (std::string_view(st.value.text()).find("self." + u.name) != std::string_view::npos) {
+                        site.reason = fmt::format("a value in the branch reads the updated buffer self.{}", u.name);
+                        return site;
+                    }
+                }
+            }
+            auto& body = branches[0].body;
+            std::erase_if(body, [](const Statement& s) { return s.kind == Statement::Update; });
+        }
         std::vector<std::string> live;
         if (!all_return) {
             for (const auto& b : branches) {
@@ -585,7 +646,7 @@ private:
                     }
                 }
             }
-            if (live.empty()) {
+            if (live.empty() && updates.empty()) {
                 site.reason = "no value of the branches is used after the `if`";
                 return site;
             }
@@ -652,12 +713,29 @@ private:
                                 branch_value(*it, live), value, grad);
         }
         site.end = span_end;
+        std::string updates_text;
+        for (const auto& u : updates) {
+            updates_text += fmt::format("_graphmend_update({}, self, \"{}\", \"{}\", {}); ", predicate(branches[0].test),
+                                        u.name, u.raw, u.value.text());
+        }
+        if (!updates.empty() && live.empty()) {
+            // Only counters: one line of updates, the rest blank.
+            std::string out = updates_text.substr(0, updates_text.size() - 2);
+            for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.source().slice(stmt.begin(), span_end)); ++n) {
+                out += stmt.source().eol();
+            }
+            site.fix = Fix{{{stmt.begin(), span_end, out}}, Applicability::Safe, {"predicated_control_flow"}};
+            site.detail = "the buffer update stays conditional on the data";
+            return site;
+        }
+        if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
         site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe,
                        {"predicated_control_flow"}};
         site.detail = checker.grad_unsafe
                           ? "selected with torch.where; the original control flow is kept when the branch values "
                             "require grad (a branch can produce inf/NaN)"
                           : "selected with torch.where";
+        if (!updates.empty()) site.detail += "; the buffer update stays conditional on the data";
         return site;
     }
 

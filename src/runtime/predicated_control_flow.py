@@ -125,6 +125,25 @@ def _graphmend_predicated_runtime():
                 return torch.eq(a, b).all()
         return torch.equal(a, b)
 
+    # `if pred: obj.NAME += value` on a buffer (op "+=" or "-=", value an int): traced, an
+    # in-place add of torch.where(pred, value, 0) into the same tensor, so the buffer keeps
+    # its identity and counts exactly the calls where pred held.
+    def update(pred, obj, name, op, value):
+        buf = getattr(obj, name)
+        if traced_tensor(pred) and pred.numel() == 1 and isinstance(buf, Tensor) and not buf.requires_grad:
+            p = pred.reshape(())
+            if p.dtype != torch.bool:
+                p = p != 0
+            delta = torch.where(p, value, 0)
+            if op == "+=":
+                buf.add_(delta)
+            else:
+                buf.sub_(delta)
+            return
+        if pred:
+            setattr(obj, name, buf.__iadd__(value) if op == "+=" else buf.__isub__(value))
+
+    rt.update = update
     rt.equal = equal
     rt.if_ = if_
     rt.and_ = and_
@@ -142,4 +161,5 @@ _graphmend_or = _graphmend_pred_rt.or_
 _graphmend_not = _graphmend_pred_rt.not_
 _graphmend_scalar = _graphmend_pred_rt.scalar
 _graphmend_equal = _graphmend_pred_rt.equal
+_graphmend_update = _graphmend_pred_rt.update
 # --- end of graphmend runtime: predicated_control_flow ---
