@@ -21,20 +21,25 @@ std::string_view runtime_source(const std::string& stem) {
 }
 
 // The file's indentation unit: a tab, or the spaces of its first indented line.
-std::string indent_unit(const std::string& text) {
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const auto nl = text.find('\n', pos);
-        const std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-        if (!line.empty() && line[0] == '\t') return "\t";
-        const auto spaces = line.find_first_not_of(' ');
-        if (spaces != 0 && spaces != std::string_view::npos && line[spaces] != '#' && line[spaces] != '\r') {
-            return std::string(spaces, ' ');
+std::string indent_unit(const analysis::SourceFile& file) {
+    // The leading blanks of the first indented block's first statement (docstrings and
+    // continuation lines do not count).
+    const auto& src = file.tree.source();
+    std::string unit;
+    syntax::walk(file.tree.root(), [&](const Node& n) {
+        if (!unit.empty()) return false;
+        if (!n.is("block") || n.named_children().empty()) return true;
+        const Node first = n.named_children()[0];
+        const Node owner = n.parent();
+        if (first.position().line == owner.position().line) return true;
+        const std::string_view line = src.slice(src.line_start(first.position().line), first.begin());
+        const std::string_view outer = src.slice(src.line_start(owner.position().line), owner.begin());
+        if (line.size() > outer.size() && line.find_first_not_of(" \t") == std::string_view::npos) {
+            unit = std::string(line.substr(outer.size()));
         }
-        if (nl == std::string::npos) break;
-        pos = nl + 1;
-    }
-    return "    ";
+        return unit.empty();
+    });
+    return unit.empty() ? "    " : unit;
 }
 
 // The runtime block in the file's line endings and indentation, without leading or
@@ -78,7 +83,7 @@ edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std
     const std::string& text = source.text();
     const std::string eol(source.eol());
     std::string block;
-    const std::string indent = indent_unit(text);
+    const std::string indent = indent_unit(file);
     for (const auto& stem : stems) block += runtime_text(stem, eol, indent) + eol;
     if (const auto guard = main_guard(file.tree.root())) {
         return {*guard, *guard, block + eol + eol};

@@ -1,0 +1,65 @@
+// Driver-level properties of a fix: the runtime block's indentation and line endings,
+// idempotence, and files left alone.
+#include <gtest/gtest.h>
+
+#include "graphmend/fixer.hpp"
+
+using namespace graphmend;
+
+namespace {
+
+FileOutcome fix_one(const std::string& text) {
+    auto out = fix_files({{"model.py", text}}, FixOptions{});
+    return out.at(0);
+}
+
+const std::string kModel =
+    "\"\"\"Docstring whose continuation lines\n"
+    "  are indented by two spaces.\"\"\"\n"
+    "import torch\n"
+    "from torch import nn\n"
+    "\n"
+    "\n"
+    "class Model(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        print(\"sum\", x.sum())\n"
+    "        return x\n";
+
+TEST(Fixer, RuntimeBlockUsesTheCodeIndentationNotTheDocstrings) {
+    const auto out = fix_one(kModel);
+    ASSERT_TRUE(out.changed());
+    EXPECT_NE(out.fixed.find("\ndef _graphmend_print(*args, **kwargs):\n    _graphmend_rt.print_("), std::string::npos);
+}
+
+TEST(Fixer, RuntimeBlockFollowsCrlf) {
+    std::string crlf;
+    for (char c : kModel) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    const auto out = fix_one(crlf);
+    ASSERT_TRUE(out.changed());
+    for (std::size_t i = 0; i < out.fixed.size(); ++i) {
+        if (out.fixed[i] == '\n') ASSERT_TRUE(i > 0 && out.fixed[i - 1] == '\r') << "bare LF at byte " << i;
+    }
+}
+
+TEST(Fixer, SecondRunChangesNothing) {
+    const auto first = fix_one(kModel);
+    const auto second = fix_one(first.fixed);
+    EXPECT_FALSE(second.changed());
+    EXPECT_TRUE(second.sites.empty());
+}
+
+TEST(Fixer, SyntaxErrorIsReportedAndNothingIsRewritten) {
+    const auto out = fix_one("class Model(nn.Module):\n    def forward(self, x:\n        print(x)\n");
+    ASSERT_TRUE(out.error.has_value());
+    EXPECT_EQ(out.error->rfind("model.py:", 0), 0u) << *out.error;
+    EXPECT_FALSE(out.changed());
+}
+
+TEST(Fixer, FileWithoutSitesIsByteIdentical) {
+    const std::string text = "import torch\r\n\tx = 1  # tab, CRLF\r\nprint(x)\r\n";
+    const auto out = fix_one(text);
+    EXPECT_EQ(out.fixed, text);
+    EXPECT_TRUE(out.sites.empty());
+}
+
+}  // namespace
