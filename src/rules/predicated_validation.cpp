@@ -15,8 +15,9 @@
 // Why: the test breaks the graph (GB0170 "Data-dependent branching"; an assert with a
 // message built at run time is GB0171; torch.equal is data-dependent too).
 //
-// Fix safety: safe. Refused, with the reason: `raise ... from ...` and a bare `raise`
-// (the cause / the exception being handled are not carried), raising an object rather
+// Fix safety: safe. `raise E(...) from None` keeps its suppressed context. Refused, with
+// the reason: `raise ... from CAUSE` other than None and a bare `raise` (the cause / the
+// exception being handled are not carried), raising an object rather
 // than calling an exception class, a check inside `try` (the handler would not see an
 // exception raised when the graph runs), and a check after the function has updated
 // state (attributes, items, in-place or unknown calls): Dynamo replays such updates after
@@ -148,8 +149,10 @@ private:
                 site.reason = "a bare `raise` re-raises the exception being handled";
                 return site;
             }
-            if (raise.field("cause") || parts.size() > 1) {
-                site.reason = "`raise ... from ...`: the cause is not carried through the graph";
+            const Node cause = raise.field("cause");
+            const bool from_none = cause && cause.is("none");
+            if ((cause && !from_none) || parts.size() > (from_none ? 2u : 1u)) {
+                site.reason = "`raise ... from CAUSE`: only `from None` is carried through the graph";
                 return site;
             }
             const Node exc = parts[0];
@@ -157,8 +160,8 @@ private:
                 site.reason = "raises an object rather than calling an exception class";
                 return site;
             }
-            call = fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}))", predicate(test),
-                               exc.field("function").text(), deferred_arguments(exc));
+            call = fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}){})", predicate(test),
+                               exc.field("function").text(), deferred_arguments(exc), from_none ? ", from_none=True" : "");
         } else {
             const auto parts = stmt.named_children();
             std::string message;

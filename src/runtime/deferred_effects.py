@@ -148,7 +148,10 @@ def _graphmend_runtime():
         elif kind == "log":
             log_replay(g, filename, where, args, kwargs)
         elif kind == "raise":
-            raise where(*args, **kwargs)
+            exc_type, from_none = where
+            if from_none:
+                raise exc_type(*args, **kwargs) from None
+            raise exc_type(*args, **kwargs)
         else:
             warn_replay(g, filename, where, args, kwargs)
 
@@ -280,16 +283,19 @@ def _graphmend_runtime():
     # E(ARGS), formatted from the values at the check, when the graph runs and the test
     # is true: an ordinary Python exception of the original type, before the compiled
     # call returns. Where the check cannot be carried, `if pred:` runs as written.
-    def check(fid, pred, exc_type, thunk):
+    def check(fid, pred, exc_type, thunk, from_none):
         traced = is_compiling() and isinstance(pred, torch.Tensor) and pred.numel() == 1
         if traced:
             args, kwargs = thunk()
             cond = pred if pred.dtype == torch.bool else pred != 0
-            if defer(("raise", fid, exc_type), args, kwargs, cond):
+            if defer(("raise", fid, (exc_type, from_none)), args, kwargs, cond):
                 return
         if pred:
             args, kwargs = thunk()
-            raise exc_type(*[materialize(a) for a in args], **kwargs)
+            exc = exc_type(*[materialize(a) for a in args], **kwargs)
+            if from_none:
+                raise exc from None
+            raise exc
 
     rt.check = check
     rt.when = when
@@ -330,7 +336,7 @@ def _graphmend_args(*args, **kwargs):
     return args, kwargs
 
 
-def _graphmend_check(pred, exc_type, thunk):
-    _graphmend_rt.check(_graphmend_fid, pred, exc_type, thunk)
+def _graphmend_check(pred, exc_type, thunk, from_none=False):
+    _graphmend_rt.check(_graphmend_fid, pred, exc_type, thunk, from_none)
 
 # --- end of graphmend runtime: deferred_effects ---

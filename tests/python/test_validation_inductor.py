@@ -47,3 +47,44 @@ def test_inductor_keeps_the_check(case, tmp_path):
         with pytest.raises(exc_type) as info:
             compiled(*module.other_inputs())
     assert str(info.value) == message
+
+
+SOURCE_FROM_NONE = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        try:
+            y = x * 2
+        except RuntimeError:
+            y = x
+        if y.max() > 10:
+            raise OverflowError(f"max {y.max():.1f} over 10") from None
+        return y
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["eager-mode", "counting", "inductor"])
+def test_raise_from_none_keeps_type_message_and_suppressed_context(backend, tmp_path):
+    require_graphmend()
+    original = tmp_path / "from_none.py"
+    original.write_text(SOURCE_FROM_NONE)
+    fixed = tmp_path / "from_none_fixed.py"
+    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
+    assert "_graphmend_check(" in fixed.read_text()
+    model = _load(fixed, f"from_none_{backend}").Model()
+    torch._dynamo.reset()
+    if backend == "counting":
+        fn = torch.compile(model, backend=lambda gm, ex: gm.forward, fullgraph=True)
+    elif backend == "inductor":
+        fn = torch.compile(model, backend="inductor", fullgraph=True)
+    else:
+        fn = model
+    assert torch.equal(fn(torch.ones(2)), torch.full((2,), 2.0))
+    with pytest.raises(OverflowError) as info:
+        fn(torch.full((2,), 7.0))
+    assert str(info.value) == "max 14.0 over 10"
+    assert info.value.__suppress_context__ and info.value.__cause__ is None
