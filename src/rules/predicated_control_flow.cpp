@@ -117,6 +117,11 @@ struct Checker {
     std::set<std::string> buffers;                   // self.register_buffer("NAME", ...)
     bool grad_unsafe = false;
     int unpacks = 0;
+    int calls = 0;                // calls in the branches: with a submodule call, their cost
+    bool calls_submodule = false;
+
+    // A branch worth not evaluating when the test does not pick it (torch.cond).
+    [[nodiscard]] bool costly() const { return calls_submodule || calls >= 8; }
 
     // Why an expression is not known to be pure, or "".
     std::string impurity(const Node& expr) {
@@ -142,6 +147,7 @@ struct Checker {
 
     std::string call_impurity(const Node& call) {
         const Node fn = call.field("function");
+        ++calls;
         if (fn.is("identifier")) {
             if (kPureBuiltins.contains(fn.text())) return "";
             return fmt::format("calls {}(), which is not known to be pure", fn.text());
@@ -152,7 +158,10 @@ struct Checker {
         if (kGradUnsafe.contains(name)) grad_unsafe = true;
         if (obj.text() == "self") {
             const auto it = submodules.find(std::string(name));
-            if (it != submodules.end() && kStatelessModules.contains(it->second)) return "";
+            if (it != submodules.end() && kStatelessModules.contains(it->second)) {
+                calls_submodule = true;
+                return "";
+            }
             if (it != submodules.end()) {
                 return fmt::format("calls self.{} (nn.{}), which may update state or draw random numbers", name,
                                    it->second);
@@ -518,7 +527,7 @@ private:
     static Site site_for_expression(const Context& ctx, const Node& expr, const Node& def,
                                     const std::vector<Node>& parts, const Scope& scope) {
         Site site = new_site(expr, parts[1].text());
-        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def), false, 0};
+        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
         if ((is_literal(parts[0]) || is_literal(parts[2])) && parts[0].text() != parts[2].text()) {
             site.reason = "a branch is a Python constant: a select cannot choose it without making it a tensor";
             return site;
@@ -534,8 +543,9 @@ private:
             }
         }
         const std::string replacement =
-            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", predicate(parts[1]),
-                        parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True");
+            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{})", predicate(parts[1]),
+                        parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
+                        checker.costly() ? ", costly=True" : "");
         site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {"predicated_control_flow"}};
         site.detail = "selected with torch.where";
         return site;
@@ -544,7 +554,7 @@ private:
     static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
         Site site = new_site(stmt, stmt.field("condition").text());
 
-        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def), false, 0};
+        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
         std::vector<Branch> branches;
         branches.push_back({stmt.field("condition"), {}, false});
         site.reason = checker.convert(stmt.field("consequence"), branches.back());
@@ -696,7 +706,8 @@ private:
         }
 
         // Build the call from the last branch backwards: elif chains nest in the false lambda.
-        const std::string grad = checker.grad_unsafe ? "False" : "True";
+        const std::string grad =
+            std::string(checker.grad_unsafe ? "False" : "True") + (checker.costly() ? ", costly=True" : "");
         std::string value;
         if (!has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
         std::vector<std::string> pieces;  // of the outermost call, laid out below

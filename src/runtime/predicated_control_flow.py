@@ -30,6 +30,16 @@ def _graphmend_predicated_runtime():
         def is_compiling():
             return False
     no_select = object()  # a select would change behaviour
+    # torch.cond for costly branches (the rewrite marks them: a branch calls a submodule
+    # or many ops): only the branch the test picks runs, instead of both. Chosen once,
+    # here: torch >= 2.12 (where it was measured) with torch.cond, unless the environment
+    # says otherwise: GRAPHMEND_COND=never (always select) or always (cond for every site).
+    import os
+
+    cond_mode = os.environ.get("GRAPHMEND_COND", "auto")
+    version = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2] if v.isdigit())
+    use_cond = hasattr(torch, "cond") and cond_mode != "never" and (cond_mode == "always" or version >= (2, 12))
+    cond_everywhere = cond_mode == "always"
 
     def traced_tensor(value):
         return isinstance(value, Tensor) and is_compiling()
@@ -64,16 +74,31 @@ def _graphmend_predicated_runtime():
                     return True
         return False
 
-    def if_(pred, if_true, if_false, grad_safe):
+    def clone(value):
+        if isinstance(value, Tensor):
+            return value.clone()
+        return tuple(clone(v) for v in value)
+
+    def all_tensors(value):
+        if isinstance(value, Tensor):
+            return True
+        return type(value) is tuple and len(value) > 0 and all(all_tensors(v) for v in value)
+
+    def if_(pred, if_true, if_false, grad_safe, costly=False):
         if traced_tensor(pred) and pred.numel() == 1:
             a = if_true()
             b = if_false()
-            if grad_safe or not (requires_grad(a) or requires_grad(b)):
+            needs_grad = requires_grad(a) or requires_grad(b)
+            if grad_safe or not needs_grad:
                 p = pred.reshape(())
                 if p.dtype != torch.bool:
                     p = p != 0
                 value = select(p, a, b)
                 if value is not no_select:
+                    # a and b only told the kinds, shapes and dtypes; unused, they are
+                    # dead code the compiler drops.
+                    if use_cond and (costly or cond_everywhere) and not needs_grad and all_tensors(value):
+                        return torch.cond(p, lambda: clone(if_true()), lambda: clone(if_false()), ())
                     return value
         return if_true() if pred else if_false()
 

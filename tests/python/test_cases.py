@@ -32,6 +32,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/forms.py", []),
     ("tests/fixtures/predicated-control-flow/effects.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/predicated-control-flow/returns.py", []),
+    ("tests/fixtures/predicated-control-flow/costly.py", []),
     ("tests/fixtures/predicated-validation/forms.py", []),
 ]
 

@@ -1,5 +1,6 @@
-"""BART, Marian, Whisper (fp32 and fp16), Phi-3 longrope (fp32, two calls) and Grounding DINO
-(fp32) through the harness.
+"""BART, Marian, Whisper, Blenderbot, Pegasus (fp32 and fp16), Phi-3 longrope (fp32, two calls),
+Grounding DINO, BioGPT, LayoutLMv3, Longformer (with and without padding) and CLAP (fp32)
+through the harness.
 
 Each test runs `graph_breaks.py --model NAME --dtype D --calls N` with build/graphmend
 and asserts only what must hold while the rewrite rules are still being developed:
@@ -17,6 +18,13 @@ RUNS = [
     ("whisper", "float32", 1), ("whisper", "float16", 1),
     ("phi3", "float32", 2),  # a second call with the same shapes must compile nothing new
     ("grounding-dino", "float32", 1),  # breaks left: nonzero, tensor-valued shapes read as ints
+    ("biogpt", "float32", 1),
+    ("blenderbot", "float32", 1), ("blenderbot", "float16", 1),
+    ("pegasus", "float32", 1), ("pegasus", "float16", 1),
+    ("layoutlmv3", "float32", 1),
+    ("longformer", "float32", 1),  # breaks left: is_global_attn .item()
+    ("longformer-padded", "float32", 1),  # plus the padding log; breaks left: is_global_attn .item()
+    ("clap", "float32", 1),  # breaks left: nonzero of is_longer (fused audio)
 ]
 
 
