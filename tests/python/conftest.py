@@ -64,3 +64,21 @@ def failed_checks(result):
             lines.append(f"[{check['name']}] {check['expect'] or ''}")
             lines += [f"    {d}" for d in check["details"]]
     return "\n".join(lines)
+
+
+def load_module(path, name):
+    """Import the Python file at `path` as module `name` (registered in sys.modules)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def fix_copy(original, tmp_path):
+    """`graphmend fix ORIGINAL -o TMP/NAME_fixed.py`; returns the fixed file's path."""
+    fixed = Path(tmp_path) / f"{Path(original).stem}_fixed.py"
+    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
+    return fixed

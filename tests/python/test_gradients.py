@@ -5,24 +5,16 @@ original and the graphmend-fixed model, each run eagerly and compiled (counting 
 dynamic=False), give bit-identical outputs and bit-identical gradients of the inputs and
 of every parameter.
 """
-import importlib.util
-import subprocess
 import sys
 
 import pytest
 import torch
 
-from conftest import BINARY, REPO, require_graphmend
+from conftest import REPO, fix_copy, load_module, require_graphmend
 
 CASES = ["c04_where_if_else", "c05_where_else_less", "c06_where_both_return"]
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(module, inputs_fn, compiled, state):
@@ -44,10 +36,9 @@ def _run(module, inputs_fn, compiled, state):
 def test_gradients_equal(case, tmp_path):
     require_graphmend()
     original = REPO / "tests" / "cases" / f"{case}.py"
-    fixed = tmp_path / f"{case}_fixed.py"
-    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
+    fixed = fix_copy(original, tmp_path)
     assert fixed.read_text() != original.read_text()
-    orig_mod, fixed_mod = _load(original, f"orig_{case}"), _load(fixed, f"fixed_{case}")
+    orig_mod, fixed_mod = load_module(original, f"orig_{case}"), load_module(fixed, f"fixed_{case}")
     torch.manual_seed(0)
     state = orig_mod.Model().state_dict()
     for inputs_fn in ("example_inputs", "other_inputs"):

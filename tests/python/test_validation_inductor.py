@@ -4,14 +4,12 @@ The fixed model compiled with Inductor gives the original's outputs (within Indu
 tolerance against eager) on the good inputs, and raises the original exception type with
 the original message on the bad ones.
 """
-import importlib.util
-import subprocess
 import sys
 
 import pytest
 import torch
 
-from conftest import BINARY, REPO, require_graphmend
+from conftest import REPO, fix_copy, load_module, require_graphmend
 
 CASES = {
     "c07_trap_raise": (ValueError, "attention scores contain NaN"),
@@ -19,12 +17,6 @@ CASES = {
 }
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.slow
@@ -32,9 +24,8 @@ def _load(path, name):
 def test_inductor_keeps_the_check(case, tmp_path):
     require_graphmend()
     original = REPO / "tests" / "cases" / f"{case}.py"
-    fixed = tmp_path / f"{case}_fixed.py"
-    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
-    module = _load(fixed, f"inductor_{case}")
+    fixed = fix_copy(original, tmp_path)
+    module = load_module(fixed, f"inductor_{case}")
     torch.manual_seed(0)
     model = module.Model().eval()
     torch._dynamo.reset()
@@ -72,10 +63,9 @@ def test_raise_from_none_keeps_type_message_and_suppressed_context(backend, tmp_
     require_graphmend()
     original = tmp_path / "from_none.py"
     original.write_text(SOURCE_FROM_NONE)
-    fixed = tmp_path / "from_none_fixed.py"
-    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
+    fixed = fix_copy(original, tmp_path)
     assert "_graphmend_check(" in fixed.read_text()
-    model = _load(fixed, f"from_none_{backend}").Model()
+    model = load_module(fixed, f"from_none_{backend}").Model()
     torch._dynamo.reset()
     if backend == "counting":
         fn = torch.compile(model, backend=lambda gm, ex: gm.forward, fullgraph=True)
