@@ -1,5 +1,6 @@
 // Deferred message arguments: rewrites the parts of a message expression that would read
-// a tensor's value where the call is made (an f-string, `%` or `.format` on a string,
+// a tensor's value where the call is made (an f-string, `%` or `.format` on a string, `+`
+// joining a string with one of these,
 // `.item()`, `.tolist()`, `str()` / `repr()` / `ascii()` / `float()` / `int()` / `bool()` /
 // `format()`) into `_graphmend_lazy(OP, ...)` calls. Run eagerly, `_graphmend_lazy`
 // returns exactly what the original expression gives; traced by Dynamo it returns a

@@ -170,6 +170,25 @@ std::optional<std::string> rewrite(const Node& expr) {
         args.insert(args.begin(), tmpl);
         return lazy_call("fmt", args);
     }
+    // "text " + str(t): a concatenation with a string literal or a deferred string.
+    if (expr.is("binary_operator") && expr.field("operator").text() == "+") {
+        const Node left = expr.field("left");
+        const Node right = expr.field("right");
+        auto stringy = [](const Node& n) {
+            if (is_string_literal(n)) return true;
+            if (n.is("binary_operator") && n.field("operator").text() == "+") return true;
+            if (!n.is("call")) return false;
+            const auto fn = n.field("function").text();
+            return fn == "str" || fn == "repr" || fn == "format" || fn.ends_with(".format");
+        };
+        if (stringy(left) || stringy(right)) {
+            auto l = defer_message_expression(left);
+            auto r = defer_message_expression(right);
+            if (l || r) {
+                return lazy_call("+", {l ? *l : std::string(left.text()), r ? *r : std::string(right.text())});
+            }
+        }
+    }
     if (expr.is("binary_operator") && expr.field("operator").text() == "%" &&
         is_string_literal(expr.field("left"))) {
         return lazy_call("%", {std::string(expr.field("left").text()), deferred_container(expr.field("right"))});

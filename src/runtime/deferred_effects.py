@@ -41,6 +41,8 @@ def _graphmend_runtime():
             return args[0].format(*args[1:])
         if op == "%":
             return args[0] % args[1]
+        if op == "+":
+            return args[0] + args[1]
         if op == "format":
             return format(*args)
         if op == "item":
