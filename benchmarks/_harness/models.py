@@ -33,6 +33,13 @@ PHI3_ORIGINAL_MAX, PHI3_SEQ = 16, (1, 24)
 # Grounding DINO: a 64x64 image, 10 queries, text ids framed by [CLS] (101) and [SEP] (102),
 # two of the special tokens the model splits its text attention on.
 GDINO_IMAGE, GDINO_QUERIES, CLS, SEP = 64, 10, 101, 102
+# Longformer: a sliding window of 4 tokens (2 each side); SEQ[1] is a multiple of it. The
+# padded variant's window of 16 pads the 8 tokens to 16, as longformer-base-4096's 512 does.
+LONGFORMER_WINDOW, LONGFORMER_PADDED_WINDOW = 4, 16
+# CLAP audio (HTSAT, fused as in clap-htsat-fused): spec 32 over 8 mel bins (freq ratio 4),
+# so input_features are (1, 4, 128, 8): the global mel plus 3 local crops, 128 frames.
+CLAP_SPEC, CLAP_MEL_BINS = 32, 8
+CLAP_FRAMES = CLAP_SPEC * (CLAP_SPEC // CLAP_MEL_BINS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +121,62 @@ def _build_grounding_dino():
     return GroundingDinoForObjectDetection(config).eval()
 
 
+def _build_biogpt():
+    from transformers import BioGptConfig, BioGptForCausalLM
+
+    config = BioGptConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                          num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=64)
+    return BioGptForCausalLM(config).eval()
+
+
+def _build_blenderbot():
+    from transformers import BlenderbotConfig, BlenderbotForConditionalGeneration
+
+    return BlenderbotForConditionalGeneration(BlenderbotConfig(**ENCODER_DECODER, max_position_embeddings=64)).eval()
+
+
+def _build_pegasus():
+    from transformers import PegasusConfig, PegasusForCausalLM
+
+    return PegasusForCausalLM(PegasusConfig(**ENCODER_DECODER, max_position_embeddings=64)).eval()
+
+
+def _build_layoutlmv3():
+    from transformers import LayoutLMv3Config, LayoutLMv3Model
+
+    # The text embedding concatenates 4 coordinate and 2 shape embeddings: 4 * 12 + 2 * 8 = 64.
+    config = LayoutLMv3Config(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                              num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=64,
+                              coordinate_size=12, shape_size=8)
+    return LayoutLMv3Model(config).eval()
+
+
+def _build_longformer(window=LONGFORMER_WINDOW):
+    from transformers import LongformerConfig, LongformerModel
+
+    config = LongformerConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                              num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=64,
+                              attention_window=window)
+    return LongformerModel(config).eval()
+
+
+def _build_longformer_padded():
+    return _build_longformer(LONGFORMER_PADDED_WINDOW)
+
+
+def _build_clap():
+    from transformers import ClapConfig, ClapModel
+
+    text = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                intermediate_size=FFN, max_position_embeddings=64)
+    # Two Swin stages of 2 blocks (window 4: the first stage's second block shifts), patch
+    # embeddings of 32 channels doubled by the merge to hidden 64.
+    audio = dict(spec_size=CLAP_SPEC, num_mel_bins=CLAP_MEL_BINS, window_size=4, depths=[LAYERS, LAYERS],
+                 num_attention_heads=[HEADS, HEADS], patch_embeds_hidden_size=HIDDEN // 2, hidden_size=HIDDEN,
+                 enable_fusion=True)
+    return ClapModel(ClapConfig(text_config=text, audio_config=audio, projection_dim=HIDDEN)).eval()
+
+
 def _seq2seq_inputs(dtype):
     import torch
 
@@ -128,6 +191,29 @@ def _whisper_inputs(dtype):
     input_features = torch.randn(1, MEL_BINS, 2 * SOURCE_POSITIONS).to(dtype)
     decoder_input_ids = torch.randint(0, VOCAB, SEQ)
     return {"input_features": input_features, "decoder_input_ids": decoder_input_ids}
+
+
+def _causal_inputs(dtype):
+    import torch
+
+    return {"input_ids": torch.randint(0, VOCAB, SEQ)}
+
+
+def _layoutlmv3_inputs(dtype):
+    import torch
+
+    # Text only (no pixel_values): one valid box per token, 0 <= x0 < x1 <= 1000, same for y.
+    corners = torch.randint(0, 500, (*SEQ, 2))
+    bbox = torch.cat([corners, corners + torch.randint(1, 500, (*SEQ, 2))], dim=-1)
+    return {"input_ids": torch.randint(0, VOCAB, SEQ), "bbox": bbox}
+
+
+def _clap_inputs(dtype):
+    import torch
+
+    input_features = torch.randn(1, 4, CLAP_FRAMES, CLAP_MEL_BINS).to(dtype)
+    return {"input_ids": torch.randint(0, VOCAB, SEQ), "input_features": input_features,
+            "is_longer": torch.tensor([[True]])}
 
 
 def _phi3_inputs(dtype):
@@ -165,4 +251,24 @@ MODELS = {spec.name: spec for spec in (
                           "10 queries; Swin backbone (embed 16, depths 1-1-1-1, window 4); BERT text encoder "
                           "(hidden 64, 2 layers, 2 heads, ffn 128, vocab 128); "
                           f"pixel_values (1, 3, {GDINO_IMAGE}, {GDINO_IMAGE}), input_ids (1, 8)"),
+    ModelSpec("biogpt", _build_biogpt, _causal_inputs,
+              description="BioGptForCausalLM, hidden 64, 2 layers, 2 heads, ffn 128, vocab 128"),
+    ModelSpec("blenderbot", _build_blenderbot, _seq2seq_inputs,
+              description=f"BlenderbotForConditionalGeneration, {_SIZE}"),
+    ModelSpec("pegasus", _build_pegasus, _causal_inputs,
+              description="PegasusForCausalLM (the decoder), d_model 64, 2 layers, 2 heads, ffn 128, vocab 128"),
+    ModelSpec("layoutlmv3", _build_layoutlmv3, _layoutlmv3_inputs,
+              description="LayoutLMv3Model, hidden 64, 2 layers, 2 heads, ffn 128, vocab 128; text only: "
+                          "input_ids (1, 8), bbox (1, 8, 4), no pixel_values"),
+    ModelSpec("longformer", _build_longformer, _causal_inputs,
+              description=f"LongformerModel, attention_window {LONGFORMER_WINDOW}, hidden 64, 2 layers, "
+                          "2 heads, ffn 128, vocab 128, input_ids (1, 8), no global attention"),
+    ModelSpec("longformer-padded", _build_longformer_padded, _causal_inputs,
+              description=f"LongformerModel as 'longformer' but attention_window {LONGFORMER_PADDED_WINDOW}: "
+                          "the model pads input_ids (1, 8) to 16 (and logs that it does)"),
+    ModelSpec("clap", _build_clap, _clap_inputs,
+              description="ClapModel; text: hidden 64, 2 layers, 2 heads, ffn 128, vocab 128, input_ids (1, 8); "
+                          f"audio: fused HTSAT, spec {CLAP_SPEC}, {CLAP_MEL_BINS} mel bins, 2 stages of 2 blocks, "
+                          f"2 heads, window 4, hidden 64, input_features (1, 4, {CLAP_FRAMES}, {CLAP_MEL_BINS}), "
+                          "is_longer [[True]]; projection 64"),
 )}
