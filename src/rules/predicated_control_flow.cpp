@@ -1,19 +1,25 @@
-// Rule GM201 predicated-control-flow.
+// Rule GM201 predicated-control-flow. User doc: docs/rules/predicated-control-flow.md.
 //
-// What it does: finds `if` / `elif` / `else` statements in code that runs under
-// torch.compile whose test reads tensor values (`if h.abs().max() > limit:`,
-// `if torch.isinf(h).any() or torch.isnan(h).any():`, `if loss.item() > 1.0:`) and turns
-// them into one call of graphmend's runtime (src/runtime/predicated_control_flow.py):
+// What it does: finds `if` / `elif` / `else` statements and conditional expressions in
+// code that runs under torch.compile whose test reads tensor values
+// (`if h.abs().max() > limit:`, `if torch.isinf(h).any() or torch.isnan(h).any():`,
+// `if loss.item() > 1.0:`) and turns each into one call of graphmend's runtime
+// (src/runtime/predicated_control_flow.py):
 //
 //     NAMES = _graphmend_if(PRED, lambda: TRUE_VALUES, lambda: FALSE_VALUES, grad_safe=...)
 //     return _graphmend_if(PRED, lambda: TRUE_RESULT, lambda: FALSE_RESULT, grad_safe=...)
 //
 // Each branch becomes a lambda returning the values of the names live after the `if`
 // (a branch that does not assign a name returns its prior value), or the value it
-// returns. Tensor `and` / `or` / `not` and `.item()` / `float()` / `int()` / `bool()` in
-// the test become _graphmend_and/_or/_not/_scalar, which keep Python's short-circuit
-// rules when an operand is not a tensor, so a static part (`h.dtype == torch.float16 and
-// ...`) is still settled by Dynamo at trace time.
+// returns; `if TEST: return A` followed by the rest of the function takes the rest as
+// the false branch. Tensor `and` / `or` / `not`, `.item()` / `float()` / `int()` /
+// `bool()` and `torch.equal` in the test become _graphmend_and/_or/_not/_scalar/_equal,
+// which keep Python's rules when an operand is not a tensor, so a static part
+// (`h.dtype == torch.float16 and ...`) is still settled by Dynamo at trace time.
+// Messages under the test become _graphmend_when (deferred with the test), and a
+// counter on a buffer (`self.n += 1`) becomes _graphmend_update (an in-place add of a
+// where). Branches that call a submodule or make 8+ calls are marked costly=True, which
+// the runtime turns into torch.cond.
 //
 // Why: Dynamo cannot trace Python control flow on a tensor value: GB0170 (torch 2.12,
 // "Data-dependent branching"), and GB0124 for `.item()`.
@@ -24,12 +30,13 @@
 // the branch values differ in kind, shape, dtype or device, when a non-tensor value
 // differs between branches, and, for branches that can produce inf/NaN (division, log,
 // sqrt, pow, exp, std, ...), when the values require grad. Refused, with the reason:
-// branches with any statement other than a plain assignment to a name, `pass` or a final
-// `return`; assignments to attributes or items and in-place updates (module state);
-// calls of code not known to be pure (only torch functions and tensor methods without a
-// trailing `_` and not random, and stateless torch.nn submodules); effects (print,
-// logging, raise); a live name with no value before the `if`; a branch that returns while
-// another falls through.
+// statements other than assignments to names (tuple unpacking included), `pass`, a
+// final `return`, deferrable messages and buffer counters; other stores into attributes
+// or items and in-place updates (module state); calls of code not known to be pure (only
+// torch functions and tensor methods without a trailing `_` and not random, and stateless
+// torch.nn submodules); a live name with no value before the `if`, or a read of a local
+// that may be unbound; a branch setting a Python constant a select could not choose;
+// nested ifs in a branch.
 #include <fmt/format.h>
 
 #include <algorithm>
