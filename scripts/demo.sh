@@ -3,7 +3,7 @@
 # models/demo_model.py, then measure FX graphs before and after with real torch.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bash scripts/setup.sh >/dev/null
+bash scripts/setup.sh
 echo "== graphmend fix --diff models/demo_model.py"
 ./build/graphmend fix --diff models/demo_model.py || true
 echo
