@@ -2,7 +2,8 @@
 //
 // A fixture is a file `NAME.py` (fixed alone) or a folder `NAME/` (its *.py files fixed
 // together as one project). Beside it: `NAME.expected.py` (or the folder
-// `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report. Fixing the
+// `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report. The handed
+// cases in tests/cases/ are fixtures too; their expectations live in tests/fixtures/cases/. Fixing the
 // expected text again must change nothing. The runtime block a fix appends
 // (src/runtime/*.py) is kept in the expectations as one line, `# <graphmend runtime block: STEM>`,
 // so that editing the runtime does not touch every golden file.
@@ -38,8 +39,17 @@ std::vector<std::string> fixtures() {
             if (entry.is_directory() || p.extension() == ".py") out.push_back(fs::relative(p, kRoot).string());
         }
     }
+    for (const auto& entry : fs::directory_iterator(kRoot / "tests/cases")) {
+        if (entry.path().extension() == ".py") out.push_back(fs::relative(entry.path(), kRoot).string());
+    }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+// Where a fixture's expectations live, without their suffix.
+std::string expectation_base(const std::string& fixture) {
+    if (fixture.starts_with("tests/cases/")) return "tests/fixtures/cases/" + fs::path(fixture).stem().string();
+    return fs::is_directory(kRoot / fixture) ? fixture : fixture.substr(0, fixture.size() - 3);
 }
 
 std::vector<std::string> sources_of(const std::string& fixture) {
@@ -79,7 +89,7 @@ fs::path expected_path(const std::string& fixture, const std::string& file) {
     if (fs::is_directory(kRoot / fixture)) {
         return kRoot / (fixture + ".expected") / fs::relative(kRoot / file, kRoot / fixture);
     }
-    return kRoot / (fixture.substr(0, fixture.size() - 3) + ".expected.py");
+    return kRoot / (expectation_base(fixture) + ".expected.py");
 }
 
 class Golden : public ::testing::TestWithParam<std::string> {};
@@ -93,9 +103,7 @@ TEST_P(Golden, FixedTextAndReportMatch) {
     const auto outcomes = run_fix(files, texts);
     std::string report;
     for (const auto& o : outcomes) report += output::text_report(o);
-    const fs::path report_path = kRoot / ((fs::is_directory(kRoot / fixture) ? fixture
-                                                                               : fixture.substr(0, fixture.size() - 3)) +
-                                          ".report.txt");
+    const fs::path report_path = kRoot / (expectation_base(fixture) + ".report.txt");
     if (std::getenv("GRAPHMEND_UPDATE_GOLDEN") != nullptr) {
         output::write_atomically(report_path.string(), report);
         for (const auto& o : outcomes) {
