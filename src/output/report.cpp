@@ -30,7 +30,12 @@ std::string text_report(const FileOutcome& o) {
                                s.detail);
             ++fixed;
         } else {
-            out += fmt::format(": {}\n", s.reason.empty() ? "left as it is" : s.reason);
+            // An unsafe fix left out says what applying it would do (its detail).
+            const std::string why = !s.reason.empty() ? s.reason
+                                    : s.fix && s.fix->applicability == rules::Applicability::Unsafe && !s.detail.empty()
+                                        ? "left as it is; the fix would give " + s.detail
+                                        : "left as it is";
+            out += fmt::format(": {}\n", why);
             ++refused;
         }
     }

@@ -24,7 +24,16 @@
 // Why: Dynamo cannot trace Python control flow on a tensor value: GB0170 (torch 2.12,
 // "Data-dependent branching"), and GB0124 for `.item()`.
 //
-// Fix safety: safe. Eagerly, and whenever the test is not a tensor, exactly one branch
+// State form (unsafe fix): an if/else whose branches rebind the same buffer
+// (`self.register_buffer("NAME", V)`), maybe after filling a cache (`if not hasattr(self,
+// "A"): self.A[, _] = MAKE`) or converting an attribute to where it already is
+// (`self.A = self.A.to(device)`), becomes _graphmend_if_state(TEST, self, lambda self:
+// (...), lambda self: (...)): traced, the buffer is rebound to a torch.where of the two
+// values (an equal tensor, not the object the branch named) and a missing cache is computed
+// but not stored, so its maker is taken to have no effects. transformers' longrope update
+// (modeling_rope_utils.py:50, Phi-3) is the case it was made for.
+//
+// Fix safety: safe, except the state form. Eagerly, and whenever the test is not a tensor, exactly one branch
 // runs, as before. Traced with a one-element tensor test, both branches run and
 // torch.where selects; the runtime keeps the original `if` (and its graph break) when
 // the branch values differ in kind, shape, dtype or device, when a non-tensor value
@@ -40,6 +49,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -97,6 +107,19 @@ const std::set<std::string_view> kGradUnsafe{
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
+// The identifier a plain string literal spells ("inv_freq" -> inv_freq), or "".
+std::string plain_name(const Node& n) {
+    if (!n.is("string")) return "";
+    const std::string t = text(n);
+    if (t.size() < 3 || (t.front() != '"' && t.front() != '\'') || t.back() != t.front()) return "";
+    const std::string inner = t.substr(1, t.size() - 2);
+    if (inner.empty() || std::isdigit(static_cast<unsigned char>(inner[0]))) return "";
+    for (char c : inner) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return "";
+    }
+    return inner;
+}
+
 bool is_literal(const Node& n) {
     return n.is("true") || n.is("false") || n.is("none") || n.is("integer") || n.is("float") || n.is("string");
 }
@@ -104,11 +127,15 @@ bool is_literal(const Node& n) {
 // --- branches -----------------------------------------------------------------------------
 
 struct Statement {
-    enum Kind { Assign, Return, Effect, Update } kind = Assign;
-    std::string name;    // Assign
-    Node value;          // may be invalid for a bare `return`
-    std::string effect;  // Effect: the arguments of _graphmend_when after the test
-    std::string raw;     // Assign: a value already written in terms of lambda locals
+    // Rebind, SetAttr and Cache are module state (the state form, _graphmend_if_state):
+    // `self.register_buffer("NAME", V, ...)`, `self.NAME = self.NAME.to(...)` and
+    // `if not hasattr(self, "NAME"): self.NAME[, _] = MAKE`; `raw` is the expression
+    // the branch lambda evaluates for it.
+    enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache } kind = Assign;
+    std::string name{};  // Assign; the buffer or attribute of Rebind / SetAttr / Cache
+    Node value{};        // may be invalid for a bare `return`
+    std::string effect{};  // Effect: the arguments of _graphmend_when after the test
+    std::string raw{};     // Assign: a value already written in terms of lambda locals
                          // Update: the operator, "+=" or "-="
 };
 
@@ -126,6 +153,82 @@ struct Checker {
     int unpacks = 0;
     int calls = 0;                // calls in the branches: with a submodule call, their cost
     bool calls_submodule = false;
+    std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
+    std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
+
+    [[nodiscard]] static bool is_state(const Statement& s) {
+        return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
+    }
+
+    // `if not hasattr(self, "NAME"): self.NAME = MAKE` or `self.NAME, other = MAKE`: a
+    // cache filled once. Sets `why` when the statement has that shape but cannot be taken.
+    std::optional<Statement> cache_statement(const Node& stmt, std::string& why) {
+        const Node test = stmt.field("condition");
+        if (!test.is("not_operator")) return std::nullopt;
+        const Node call = test.field("argument");
+        if (!call.is("call") || call.field("function").text() != "hasattr") return std::nullopt;
+        const auto args = call.field("arguments").named_children();
+        if (args.size() != 2 || args[0].text() != "self") return std::nullopt;
+        const std::string name = plain_name(args[1]);
+        if (name.empty() || stmt.field("alternative")) return std::nullopt;
+        std::vector<Node> body;
+        for (const Node& c : stmt.field("consequence").named_children()) {
+            if (!c.is("comment")) body.push_back(c);
+        }
+        if (body.size() != 1 || !body[0].is("expression_statement") || body[0].named_children().size() != 1 ||
+            !body[0].named_children()[0].is("assignment")) {
+            why = fmt::format("the cache `if not hasattr(self, \"{}\")` does more than one assignment", name);
+            return Statement{};
+        }
+        const Node e = body[0].named_children()[0];
+        const Node left = e.field("left");
+        const Node right = e.field("right");
+        const std::string target = "self." + name;
+        int count = 0;
+        int index = -1;
+        if (left.is("attribute") && left.text() == target) {
+            index = 0;
+        } else if (left.is("pattern_list") || left.is("tuple_pattern")) {
+            for (const Node& t : left.named_children()) {
+                if (t.text() == target && index < 0) {
+                    index = count;
+                } else if (t.is("identifier")) {
+                    dead_targets.push_back(text(t));
+                } else {
+                    index = -2;
+                }
+                ++count;
+            }
+        }
+        if (index < 0 || !right || right.is("assignment")) {
+            why = fmt::format("the cache `if not hasattr(self, \"{}\")` assigns `{}`", name, left.text());
+            return Statement{};
+        }
+        // The value may call methods the module holds (self.NAME(...)): taken as pure,
+        // which makes the fix unsafe; anything else must be known pure.
+        syntax::walk(right, [&](const Node& n) {
+            if (!why.empty()) return false;
+            if (n.is("call")) {
+                const Node fn = n.field("function");
+                if (fn.is("attribute") && fn.field("object").text() == "self" && call_impurity(n).size() > 0 &&
+                    !submodules.contains(text(fn.field("attribute")))) {
+                    assumed_pure.push_back(fmt::format("{}(...)", fn.text()));
+                    return true;
+                }
+                why = call_impurity(n);
+                return why.empty();
+            }
+            if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
+                why = fmt::format("`{}` in a branch", n.type());
+                return false;
+            }
+            return true;
+        });
+        if (!why.empty()) return Statement{};
+        const std::string unpack = left.is("attribute") ? "" : fmt::format(", {}, {}", count, index);
+        return Statement{Statement::Cache, name, Node(), "",
+                         fmt::format("_graphmend_cache(self, \"{}\", lambda: {}{})", name, right.text(), unpack)};
+    }
 
     // A branch worth not evaluating when the test does not pick it (torch.cond).
     [[nodiscard]] bool costly() const { return calls_submodule || calls >= 8; }
@@ -198,10 +301,49 @@ struct Checker {
                 out.returns = true;
                 continue;
             }
+            if (stmt.is("if_statement")) {
+                std::string why;
+                if (auto cached = cache_statement(stmt, why)) {
+                    if (!why.empty()) return why;
+                    out.body.push_back(std::move(*cached));
+                    continue;
+                }
+            }
             if (!stmt.is("expression_statement") || stmt.named_children().size() != 1) {
                 return fmt::format("a `{}` in a branch", stmt.type());
             }
             const Node e = stmt.named_children()[0];
+            if (e.is("call") && e.field("function").text() == "self.register_buffer") {
+                // `self.register_buffer("NAME", VALUE, ...)`: the buffer is rebound.
+                const auto args = e.field("arguments").named_children();
+                const std::string name = args.empty() ? "" : plain_name(args[0]);
+                if (name.empty()) return fmt::format("`{}`: the buffer's name is not a literal", e.text());
+                for (std::size_t i = 1; i < args.size(); ++i) {
+                    const Node v = args[i].is("keyword_argument") ? args[i].field("value") : args[i];
+                    if (auto why = impurity(v); !why.empty()) return why;
+                }
+                out.body.push_back({Statement::Rebind, name, Node(), "", std::string(e.text())});
+                continue;
+            }
+            if (e.is("assignment") && e.field("left").is("attribute") &&
+                e.field("left").field("object").text() == "self" && e.field("right") &&
+                e.field("right").is("call")) {
+                // `self.NAME = self.NAME.to(...)`: a no-op where device and dtype do not change.
+                const Node left = e.field("left");
+                const Node fn = e.field("right").field("function");
+                bool copies = false;
+                for (const Node& a : e.field("right").field("arguments").named_children()) {
+                    copies = copies || (a.is("keyword_argument") && a.field("name").text() == "copy");
+                }
+                if (fn.is("attribute") && fn.field("attribute").text() == "to" &&
+                    fn.field("object").text() == left.text() && !copies) {
+                    if (auto why = impurity(e.field("right")); !why.empty()) return why;
+                    out.body.push_back({Statement::SetAttr, text(left.field("attribute")), Node(), "",
+                                        fmt::format("_graphmend_set_attr(self, \"{}\", {}, converts=True)",
+                                                    text(left.field("attribute")), e.field("right").text())});
+                    continue;
+                }
+            }
             if (e.is("augmented_assignment")) {
                 // `self.BUFFER += INT`: a counter; the update stays conditional on the data.
                 const Node left = e.field("left");
@@ -584,6 +726,10 @@ private:
             if (auto why = checker.impurity(stmt.field("condition")); !why.empty()) site.reason = "the test " + why;
         }
         if (!site.reason.empty()) return site;
+        const bool has_state = std::any_of(branches.begin(), branches.end(), [](const Branch& b) {
+            return std::any_of(b.body.begin(), b.body.end(), [](const Statement& s) { return Checker::is_state(s); });
+        });
+        if (has_state) return state_site(std::move(site), stmt, def, scope, checker, branches);
 
         const bool has_effects = std::any_of(branches.begin(), branches.end(), [](const Branch& b) {
             return std::any_of(b.body.begin(), b.body.end(), [](const Statement& s) { return s.kind == Statement::Effect; });
@@ -754,6 +900,72 @@ private:
                             "require grad (a branch can produce inf/NaN)"
                           : "selected with torch.where";
         if (!updates.empty()) site.detail += "; the buffer update stays conditional on the data";
+        return site;
+    }
+
+    // `if TEST: A else: B` where A and B rebind the same buffers of the module, maybe after
+    // filling a cache or converting an attribute to where it already is ->
+    // `_graphmend_if_state(TEST, self, lambda self: (A...), lambda self: (B...))`. Unsafe:
+    // traced, the buffer becomes a selected copy (equal values, another tensor object) and
+    // a missing cache is computed but not stored, so methods that make it are assumed pure.
+    static Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope, const Checker& checker,
+                           const std::vector<Branch>& branches) {
+        if (branches.size() != 2 || branches[1].test) {
+            site.reason = "module state is rebound under an `if` without `else`, or with `elif`";
+            return site;
+        }
+        const auto params = def.field("parameters").named_children();
+        if (params.empty() || params[0].text() != "self") {
+            site.reason = "module state is rebound in a function whose first parameter is not `self`";
+            return site;
+        }
+        std::array<std::set<std::string>, 2> rebound;
+        for (std::size_t i = 0; i < 2; ++i) {
+            for (const auto& st : branches[i].body) {
+                if (!Checker::is_state(st)) {
+                    site.reason = "a branch that rebinds module state also assigns names, returns or has effects";
+                    return site;
+                }
+                if (st.kind == Statement::Rebind) rebound[i].insert(st.name);
+            }
+        }
+        if (rebound[0] != rebound[1] || rebound[0].empty()) {
+            site.reason = "the branches do not rebind the same buffers (register_buffer)";
+            return site;
+        }
+        for (const auto& name : checker.dead_targets) {
+            if (name != "_" && scope.read_outside.contains(name)) {
+                site.reason = fmt::format("`{}`, unpacked with a cached value, is read after the `if`", name);
+                return site;
+            }
+        }
+        std::vector<std::string> pieces{fmt::format("_graphmend_if_state({}, self,", predicate(branches[0].test))};
+        for (const auto& b : branches) {  // one piece per statement: a line each where the `if` had them
+            for (std::size_t i = 0; i < b.body.size(); ++i) {
+                const bool last = i + 1 == b.body.size();
+                pieces.push_back(fmt::format("{}{}{}", i == 0 ? "lambda self: (" : "", b.body[i].raw,
+                                             !last ? "," : b.body.size() == 1 ? ",)," : "),"));
+            }
+        }
+        site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, stmt.end(), pieces)}}, Applicability::Unsafe,
+                       {"predicated_control_flow"}};
+        std::vector<std::string> names(rebound[0].begin(), rebound[0].end());
+        site.detail = fmt::format("buffer {} selected with torch.where; unsafe: under torch.compile the buffer is "
+                                  "rebound to a selected copy (equal values, not the tensor the branch names)",
+                                  fmt::join(names, ", "));
+        std::set<std::string> caches;
+        for (const auto& b : branches) {
+            for (const auto& st : b.body) {
+                if (st.kind == Statement::Cache) caches.insert("self." + st.name);
+            }
+        }
+        if (!caches.empty()) {
+            site.detail += fmt::format(", and a missing {} is computed but not stored", fmt::join(caches, ", "));
+        }
+        if (!checker.assumed_pure.empty()) {
+            std::set<std::string> uniq(checker.assumed_pure.begin(), checker.assumed_pure.end());
+            site.detail += fmt::format(" ({} taken to have no effects)", fmt::join(uniq, ", "));
+        }
         return site;
     }
 

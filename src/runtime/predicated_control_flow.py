@@ -168,6 +168,122 @@ def _graphmend_predicated_runtime():
         if pred:
             setattr(obj, name, buf.__iadd__(value) if op == "+=" else buf.__isub__(value))
 
+    # `if pred:` whose branches rebind a buffer of the module (`self.register_buffer(NAME, V)`),
+    # may first fill a cache attribute (`if not hasattr(self, A): self.A = MAKE`) and may
+    # set attributes to what they already hold (`self.A = self.A.to(device)` on the same
+    # device). if_true / if_false take the module (`lambda self: (...)`). Eagerly, or with
+    # a test that is not a traced tensor, the branch the test picks runs on the module
+    # itself, as the `if` did. Traced, each branch runs on a recorder that keeps its
+    # stores; the buffer is then rebound to torch.where of the two values (an equal tensor,
+    # not the object the branch named), and the caches are read or made but not filled.
+    # Anything else a branch stores, or buffers that differ in name, persistence, shape,
+    # dtype or device, keeps the original `if` (and its graph break).
+    class Recorder:
+        def __init__(self, obj):
+            self._graphmend_obj = obj
+            self._graphmend_sets = {}
+            self._graphmend_buffers = {}
+            self._graphmend_cache = {}
+
+        def __getattr__(self, name):
+            if name in self._graphmend_buffers:
+                return self._graphmend_buffers[name][0]
+            if name in self._graphmend_sets:
+                return self._graphmend_sets[name]
+            if name in self._graphmend_cache:
+                return self._graphmend_cache[name]
+            return getattr(self._graphmend_obj, name)
+
+        def register_buffer(self, name, tensor, persistent=True):
+            self._graphmend_buffers[name] = (tensor, persistent)
+
+    def unpack(value, n):
+        it = iter(value)
+        out = []
+        for _ in range(n):
+            try:
+                out.append(next(it))
+            except StopIteration:
+                raise ValueError(f"not enough values to unpack (expected {n}, got {len(out)})") from None
+        try:
+            next(it)
+        except StopIteration:
+            return out
+        raise ValueError(f"too many values to unpack (expected {n})")
+
+    # `if not hasattr(self, NAME): self.NAME = MAKE` (n=0), or `self.NAME, _ = MAKE` (n=2,
+    # index 0): the value is unpacked as the assignment did.
+    def cache(obj, name, make, n=0, index=0):
+        if isinstance(obj, Recorder):
+            if hasattr(obj, name):
+                return
+            value = make()
+            obj._graphmend_cache[name] = unpack(value, n)[index] if n else value
+            return
+        if not hasattr(obj, name):
+            value = make()
+            setattr(obj, name, unpack(value, n)[index] if n else value)
+
+    # `self.NAME = VALUE`; converts: VALUE is `self.NAME.to(...)`, which returns the same
+    # tensor when device and dtype do not change (then it stores nothing new).
+    def set_attr(obj, name, value, converts=False):
+        if isinstance(obj, Recorder):
+            if converts:
+                cur = getattr(obj, name)
+                if (isinstance(cur, Tensor) and isinstance(value, Tensor) and cur.device == value.device
+                        and cur.dtype == value.dtype):
+                    return
+            obj._graphmend_sets[name] = value
+        else:
+            setattr(obj, name, value)
+
+    def rebind_plan(obj, a, b):
+        if a._graphmend_buffers.keys() != b._graphmend_buffers.keys() or not a._graphmend_buffers:
+            return None
+        if a._graphmend_sets or b._graphmend_sets:
+            return None  # a real store: it cannot be made conditional on the data
+        plan = []
+        for name, (ta, pa) in a._graphmend_buffers.items():
+            tb, pb = b._graphmend_buffers[name]
+            if bool(pa) != bool(pb) or not isinstance(ta, Tensor) or not isinstance(tb, Tensor):
+                return None
+            if ta.shape != tb.shape or ta.dtype != tb.dtype or ta.device != tb.device:
+                return None
+            if ta.requires_grad or tb.requires_grad:
+                return None
+            # list(): a test on the dict itself would make Dynamo guard on the old buffer
+            if not isinstance(obj, torch.nn.Module) or name not in list(obj._buffers):
+                return None  # register_buffer would check more than the traced path does
+            plan.append((name, ta, tb, pa))
+        if getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", None):
+            return None
+        return plan
+
+    def if_state(pred, obj, if_true, if_false):
+        if traced_tensor(pred) and pred.numel() == 1:
+            a = Recorder(obj)
+            if_true(a)
+            b = Recorder(obj)
+            if_false(b)
+            plan = rebind_plan(obj, a, b)
+            if plan is not None:
+                p = pred.reshape(())
+                if p.dtype != torch.bool:
+                    p = p != 0
+                for name, ta, tb, persistent in plan:
+                    # What register_buffer does for a name that is already a buffer, without
+                    # its hasattr(), which would make Dynamo guard on the old buffer's identity.
+                    obj._buffers[name] = ta if ta is tb else torch.where(p, ta, tb)
+                    if persistent and name in obj._non_persistent_buffers_set:
+                        obj._non_persistent_buffers_set.discard(name)
+                    elif not persistent and name not in obj._non_persistent_buffers_set:
+                        obj._non_persistent_buffers_set.add(name)
+                return None
+        return if_true(obj) if pred else if_false(obj)
+
+    rt.if_state = if_state
+    rt.cache = cache
+    rt.set_attr = set_attr
     rt.update = update
     rt.equal = equal
     rt.if_ = if_
@@ -187,4 +303,7 @@ _graphmend_not = _graphmend_pred_rt.not_
 _graphmend_scalar = _graphmend_pred_rt.scalar
 _graphmend_equal = _graphmend_pred_rt.equal
 _graphmend_update = _graphmend_pred_rt.update
+_graphmend_if_state = _graphmend_pred_rt.if_state
+_graphmend_cache = _graphmend_pred_rt.cache
+_graphmend_set_attr = _graphmend_pred_rt.set_attr
 # --- end of graphmend runtime: predicated_control_flow ---

@@ -61,6 +61,22 @@ def test_model_fixed_behaviour_kept(model, dtype, calls, tmp_path):
     assert code == 0, summary
 
 
+@pytest.mark.slow
+def test_phi3_longrope_unsafe_fix_removes_every_break(tmp_path):
+    """Issue 3: with --unsafe-fixes the longrope update (modeling_rope_utils.py:50) is
+    selected in the graph: 5 breaks -> 0, outputs identical, no new graph on call 2."""
+    require_graphmend()
+    code, r, output = run_harness(["--model", "phi3", "--calls", 2, "--unsafe-fixes"], tmp_path)
+    summary = f"\n{output[-3000:]}"
+    assert "graphs_before" in r, f"an arm failed: {r.get('error')}{summary}"
+    print("\n" + _figures(r))
+    assert r["unsafe_fixes"] is True
+    assert r["outputs_identical"] and r["messages_identical"], summary
+    assert r["breaks_before"] > 0 and r["breaks_after"] == 0, summary
+    assert r["recompiles_after"] == 0, summary
+    assert code == 0, summary
+
+
 def _branchy(x):
     if x.sum() > 0:  # data-dependent branch: a graph break at this line
         return x + 1

@@ -2,7 +2,8 @@
 //
 // A fixture is a file `NAME.py` (fixed alone) or a folder `NAME/` (its *.py files fixed
 // together as one project). Beside it: `NAME.expected.py` (or the folder
-// `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report. The handed
+// `NAME.expected/`) holds the fixed text, and `NAME.report.txt` the report; a NAME ending
+// in `_unsafe` is fixed with --unsafe-fixes. The handed
 // cases in tests/cases/ are fixtures too; their expectations live in tests/fixtures/cases/. Fixing the
 // expected text again must change nothing. The runtime block a fix appends
 // (src/runtime/*.py) is kept in the expectations as one line, `# <graphmend runtime block: STEM>`,
@@ -78,10 +79,14 @@ std::string fold_runtime(std::string text) {
     return text;
 }
 
-std::vector<FileOutcome> run_fix(const std::vector<std::string>& files, const std::vector<std::string>& texts) {
+// A fixture whose name ends in `_unsafe` is fixed with --unsafe-fixes.
+std::vector<FileOutcome> run_fix(const std::string& fixture, const std::vector<std::string>& files,
+                                 const std::vector<std::string>& texts) {
     std::vector<InputFile> inputs;
     for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], texts[i]});
-    return fix_files(std::move(inputs), FixOptions{});
+    FixOptions options;
+    options.unsafe_fixes = fs::path(fixture).stem().string().ends_with("_unsafe");
+    return fix_files(std::move(inputs), options);
 }
 
 // Where a source file's expected fixed text lives.
@@ -100,7 +105,7 @@ TEST_P(Golden, FixedTextAndReportMatch) {
     std::vector<std::string> texts;
     for (const auto& f : files) texts.push_back(output::read_file((kRoot / f).string()));
     ::chdir(kRoot.c_str());
-    const auto outcomes = run_fix(files, texts);
+    const auto outcomes = run_fix(fixture, files, texts);
     std::string report;
     for (const auto& o : outcomes) report += output::text_report(o);
     const fs::path report_path = kRoot / (expectation_base(fixture) + ".report.txt");
@@ -121,7 +126,7 @@ TEST_P(Golden, FixedTextAndReportMatch) {
         fixed.push_back(o.fixed);
     }
     // A second run over the fixed text changes nothing.
-    for (const auto& o : run_fix(files, fixed)) {
+    for (const auto& o : run_fix(fixture, files, fixed)) {
         EXPECT_FALSE(o.changed()) << "not idempotent: " << output::unified_diff(o.path, o.original, o.fixed);
     }
 }
