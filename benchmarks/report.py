@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Render docs/RESULTS.md and its plots from the JSON results under docs/results/.
+
+    .venv/bin/python benchmarks/report.py [--results docs/results] [--out docs/RESULTS.md]
+
+Reads what is there (a missing file leaves its section saying how to make it):
+  reference-pins.json     graph_breaks.py --suite reference --json ...           (torch/transformers pins)
+  reference-latest.json   graph_breaks.py --suite reference --env latest --json ...
+  phi3-unsafe-fixes.json  graph_breaks.py --model phi3 --calls 2 --unsafe-fixes --json ...
+  latency-cpu.json        latency.py --json ...
+  tool-speed.json         tool_speed.py --json ...
+Writes docs/RESULTS.md and PNG plots beside it (docs/results/*.png, matplotlib, Agg backend).
+Nothing is measured here: every figure comes from a JSON file, and the page names the
+command that made it. Exit 0, or 2 when the results folder does not exist.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+COMMANDS = {
+    "reference-pins.json": ".venv/bin/python benchmarks/graph_breaks.py --suite reference "
+                           "--json docs/results/reference-pins.json",
+    "reference-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/graph_breaks.py "
+                             "--suite reference --env latest --json docs/results/reference-latest.json",
+    "phi3-unsafe-fixes.json": ".venv/bin/python benchmarks/graph_breaks.py --model phi3 --calls 2 "
+                              "--unsafe-fixes --json docs/results/phi3-unsafe-fixes.json",
+    "latency-cpu.json": ".venv/bin/python benchmarks/latency.py --json docs/results/latency-cpu.json",
+    "tool-speed.json": ".venv/bin/python benchmarks/tool_speed.py --json docs/results/tool-speed.json",
+}
+
+
+def load(results: Path, name: str):
+    path = results / name
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())
+
+
+def missing(name: str) -> list[str]:
+    return [f"Not measured yet: `{name}` is missing. Make it with:", "", "```sh", COMMANDS[name], "```", ""]
+
+
+def fmt(value, digits=2):
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def yes_no(value):
+    return "–" if value is None else ("yes" if value else "**no**")
+
+
+# --- reference rows ---------------------------------------------------------------------------
+
+
+def _kinds(kinds: dict | None) -> str:
+    if not kinds:
+        return ""
+    return ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _left(row: dict) -> str:
+    parts = []
+    for b in row.get("breaks_left") or []:
+        if isinstance(b, dict):
+            n = b.get("count", 1)
+            parts.append(f"{b.get('kind', '?')} at `{b.get('site', '?')}`" + (f" ×{n}" if n != 1 else ""))
+        else:
+            parts.append(str(b))
+    return "; ".join(parts)
+
+
+def reference_section(results: Path, plots: list) -> list[str]:
+    pins = load(results, "reference-pins.json")
+    latest = load(results, "reference-latest.json")
+    unsafe = load(results, "phi3-unsafe-fixes.json")
+    out = ["## 1. Graph breaks on the reference rows", ""]
+    out += [
+        "Each row builds the transformers class of a row of the reference measurement",
+        "(`../shared/REFERENCE.md` §2) from a small config with random weights. The row runs",
+        "twice in fresh processes: once on the installed package, and once on a copy that",
+        "`graphmend fix` rewrote, loading the first arm's `state_dict` strictly. Breaks are",
+        "FX graphs − 1 under a counting backend (`dynamic=False`, one forward under `no_grad`).",
+        "\"Dynamo\" is Dynamo's own `graph_break` counter. \"Outputs\" means bit-equal outputs",
+        "(SHA-256 and `torch.equal`). \"Messages\" means the same stdout, stderr, warnings and log",
+        "records, in the same order.",
+        "",
+    ]
+    envs = [("pins", pins, "reference-pins.json"), ("latest", latest, "reference-latest.json")]
+    for label, data, name in envs:
+        if data is None:
+            out += [f"### {label}", ""] + missing(name)
+            continue
+        env = data.get("environment", {})
+        out += [f"### {label}: torch {env.get('torch')}, transformers {env.get('transformers')}, "
+                f"Python {env.get('python')}", ""]
+        out += ["| row | class (config) | reference before → after | breaks before → after | "
+                "Dynamo before → after | outputs | messages | breaks left (kind at site) |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in data["rows"]:
+            ref = (f"{r.get('reference_before')} → {r.get('reference_after')}"
+                   if r.get("reference_before") is not None else "–")
+            if r.get("error") or r.get("breaks_before") is None:
+                out.append(f"| {r['row']} | {r.get('model_class') or ''} | {ref} | not measured: "
+                           f"{(r.get('error') or 'no result').splitlines()[0][:120]} | | | | |")
+                continue
+            out.append(
+                f"| {r['row']} | {r.get('model_class') or ''} | {ref} | "
+                f"{r['breaks_before']} → {r['breaks_after']} | "
+                f"{r.get('dynamo_breaks_before')} → {r.get('dynamo_breaks_after')} | "
+                f"{yes_no(r.get('outputs_identical'))} | {yes_no(r.get('messages_identical'))} | {_left(r)} |")
+        out.append("")
+        totals = data.get("totals", {})
+        out += ["| totals | rows | breaks before → after | removed | reference before → after (same rows) | "
+                "reference removed |", "| --- | --- | --- | --- | --- | --- |"]
+        for key in ("float32", "float32_weighted_by_checkpoints", "float16", "all_rows"):
+            t = totals.get(key)
+            if not t:
+                continue
+            ref = (f"{t.get('reference_before')} → {t.get('reference_after')}"
+                   if t.get("rows_with_reference") else "–")
+            out.append(f"| {key.replace('_', ' ')} | {t.get('rows_measured')}/{t.get('rows')} | "
+                       f"{t.get('breaks_before')} → {t.get('breaks_after')} | {fmt(t.get('removed_percent'), 1)} % | "
+                       f"{ref} | {fmt(t.get('reference_removed_percent'), 1)} % |")
+        out += ["", f"Made by `{COMMANDS[name]}`"
+                + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
+                + f", graphmend at commit `{(data.get('graphmend') or {}).get('repo_commit', '?')[:10]}`.", ""]
+        # Row classes and configs, once (pins).
+        if label == "pins":
+            out += ["<details><summary>Classes and configs of the rows</summary>", ""]
+            for r in data["rows"]:
+                out.append(f"- **{r['row']}**: {r.get('description') or r.get('model_class')}"
+                           + (f" ({r['note']})" if r.get("note") else ""))
+            out += ["", "</details>", ""]
+    if unsafe is not None:
+        out += ["### Phi-3 with `--unsafe-fixes`", "",
+                "The longrope update (`modeling_rope_utils.py:50`) rebinds a buffer under a data test.",
+                "GM201 rewrites it only as an unsafe fix (see docs/rules/predicated-control-flow.md), so",
+                "the rows above, made with the default fixes, keep its breaks. With `--unsafe-fixes`:", "",
+                "| row | breaks before → after | Dynamo before → after | new graphs on call 2 before → after | "
+                "outputs | messages |", "| --- | --- | --- | --- | --- | --- |",
+                f"| phi3/float32 ({unsafe.get('torch')}, transformers {unsafe.get('transformers')}) | "
+                f"{unsafe.get('breaks_before')} → {unsafe.get('breaks_after')} | "
+                f"{unsafe.get('dynamo_breaks_before')} → {unsafe.get('dynamo_breaks_after')} | "
+                f"{unsafe.get('recompiles_before')} → {unsafe.get('recompiles_after')} | "
+                f"{yes_no(unsafe.get('outputs_identical'))} | {yes_no(unsafe.get('messages_identical'))} |", "",
+                f"Made by `{COMMANDS['phi3-unsafe-fixes.json']}`.", ""]
+    if pins is not None:
+        png = plot_reference(results, pins, latest)
+        if png:
+            plots.append(png)
+            out += [f"![graph breaks per row, before and after](results/{png.name})", ""]
+    return out
+
+
+def plot_reference(results: Path, pins: dict, latest: dict | None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r["row"] for r in pins["rows"]]
+    def series(data, key):
+        by_row = {r["row"]: r.get(key) for r in (data or {}).get("rows", [])}
+        return [by_row.get(name) if by_row.get(name) is not None else 0 for name in rows]
+
+    bars = [("reference before", [r.get("reference_before") or 0 for r in pins["rows"]], "#bbbbbb"),
+            ("reference after", [r.get("reference_after") or 0 for r in pins["rows"]], "#777777"),
+            ("pins before", series(pins, "breaks_before"), "#f4a582"),
+            ("pins after", series(pins, "breaks_after"), "#ca0020")]
+    if latest is not None:
+        bars += [("latest before", series(latest, "breaks_before"), "#92c5de"),
+                 ("latest after", series(latest, "breaks_after"), "#0571b0")]
+    width = 0.8 / len(bars)
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
+    for i, (label, values, color) in enumerate(bars):
+        ax.bar([x + i * width for x in range(len(rows))], values, width, label=label, color=color)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
+    ax.set_xticklabels(rows, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("graph breaks (FX graphs − 1)")
+    ax.set_title("Graph breaks per reference row, before and after graphmend")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    png = results / "reference-breaks.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+# --- latency ----------------------------------------------------------------------------------
+
+
+def latency_section(results: Path, plots: list) -> list[str]:
+    data = load(results, "latency-cpu.json")
+    out = ["## 2. Model latency (Inductor on CPU)", ""]
+    if data is None:
+        return out + missing("latency-cpu.json")
+    out += latency_table(data)
+    out += [f"Made by `{data.get('command') or COMMANDS['latency-cpu.json']}`.", ""]
+    png = plot_latency(results, data)
+    if png:
+        plots.append(png)
+        out += [f"![latency ratios original/fixed](results/{png.name})", ""]
+    return out
+
+
+def _stat(s: dict | None, digits=2) -> str:
+    if not s:
+        return "–"
+    med = s.get("median")
+    lo, hi = s.get("min"), s.get("max")
+    if lo is None or hi is None:
+        return fmt(med, digits)
+    return f"{fmt(med, digits)} ({fmt(lo, digits)}–{fmt(hi, digits)})"
+
+
+def latency_table(data: dict) -> list[str]:
+    env = data.get("environment", {})
+    out = [f"torch {env.get('torch')}, transformers {env.get('transformers')}, "
+           f"{data.get('reps')} repetitions, {data.get('calls')} steady-state calls each.", ""]
+    if data.get("definitions"):
+        out += ["What each figure is:", ""]
+        out += [f"- **{k}**: {v}" for k, v in data["definitions"].items()]
+        out.append("")
+    out += ["Ratios are original / fixed, per repetition; the table gives the median, and the min and max over "
+            "the repetitions in brackets. Above 1 means the fixed model is faster.", "",
+            "| row | breaks before → after | compile time ratio | cold start ratio | steady state ratio | "
+            "steady state original / fixed (ms) | outputs close |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in data.get("rows", []):
+        if r.get("error"):
+            out.append(f"| {r.get('row')} | not measured: {str(r['error']).splitlines()[0][:100]} | | | | | |")
+            continue
+        ratios = r.get("ratios", {})
+        ms = r.get("steady_ms", {})
+        out.append(
+            f"| {r.get('row')} | {r.get('breaks_before', '–')} → {r.get('breaks_after', '–')} | "
+            f"{_stat(ratios.get('compile'))} | {_stat(ratios.get('cold_start'))} | {_stat(ratios.get('steady'))} | "
+            f"{fmt((ms.get('original') or {}).get('median'), 3)} / {fmt((ms.get('fixed') or {}).get('median'), 3)} | "
+            f"{yes_no(r.get('outputs_close'))} |")
+    out.append("")
+    if data.get("left_out"):
+        out += [f"Left out: {data['left_out']}", ""]
+    if data.get("notes"):
+        out += [f"Notes: {data['notes']}", ""]
+    return out
+
+
+def plot_latency(results: Path, data: dict):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in data.get("rows", []) if not r.get("error") and r.get("ratios")]
+    if not rows:
+        return None
+    kinds = [("compile", "compile time"), ("cold_start", "cold start"), ("steady", "steady state")]
+    width = 0.8 / len(kinds)
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
+    for i, (key, label) in enumerate(kinds):
+        med, lo, hi = [], [], []
+        for r in rows:
+            s = r["ratios"].get(key) or {}
+            m = s.get("median") or 0
+            med.append(m)
+            lo.append(max(0, m - (s.get("min") if s.get("min") is not None else m)))
+            hi.append(max(0, (s.get("max") if s.get("max") is not None else m) - m))
+        ax.bar([x + i * width for x in range(len(rows))], med, width, yerr=[lo, hi], capsize=2, label=label)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
+    ax.set_xticklabels([r.get("row") for r in rows], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("original / fixed (>1: fixed is faster)")
+    ax.set_title("Inductor on CPU: latency ratios, median and range over repetitions")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    png = results / "latency-cpu.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+# --- tool speed -------------------------------------------------------------------------------
+
+
+def tool_speed_section(results: Path, plots: list) -> list[str]:
+    data = load(results, "tool-speed.json")
+    out = ["## 3. Tool speed", ""]
+    if data is None:
+        return out + missing("tool-speed.json")
+    corpus = data.get("corpus", {})
+    out += [f"Corpus: {corpus.get('files')} files, {fmt((corpus.get('bytes') or 0) / 1e6, 1)} MB "
+            f"({corpus.get('root') or 'the installed transformers package'}).", ""]
+    if data.get("arms_described"):
+        out += [f"- **{k}**: {v}" for k, v in data["arms_described"].items()] + [""]
+    out += ["| arm | threads | seconds (median, range) | files/s | MB/s | peak RSS (MB) |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for m in data.get("measurements", []):
+        out.append(f"| {m.get('arm')} | {m.get('threads')} | {_stat(m.get('seconds'), 2)} | "
+                   f"{fmt(m.get('files_per_s'), 0)} | {fmt(m.get('mb_per_s'), 2)} | {fmt(m.get('peak_rss_mb'), 0)} |")
+    out.append("")
+    if data.get("ratios"):
+        out += ["| ratio | value |", "| --- | --- |"]
+        out += [f"| {k} | {fmt(v)} |" for k, v in data["ratios"].items()]
+        out.append("")
+    if data.get("notes"):
+        out += [f"Notes: {data['notes']}", ""]
+    out += [f"Made by `{data.get('command') or COMMANDS['tool-speed.json']}`.", ""]
+    return out
+
+
+def render(results: Path) -> str:
+    plots: list = []
+    lines = ["# graphmend: measured results", "",
+             "Generated by `benchmarks/report.py` from the JSON under `docs/results/`; do not edit by hand.",
+             "Every figure was measured on the machine named with it. Rerun a command to remake its JSON,",
+             "then `.venv/bin/python benchmarks/report.py` to remake this page.", ""]
+    lines += reference_section(results, plots)
+    lines += latency_section(results, plots)
+    lines += tool_speed_section(results, plots)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", default=str(REPO / "docs" / "results"))
+    p.add_argument("--out", default=str(REPO / "docs" / "RESULTS.md"))
+    args = p.parse_args(argv)
+    results = Path(args.results)
+    if not results.is_dir():
+        print(f"error: no results folder {results}", file=sys.stderr)
+        return 2
+    Path(args.out).write_text(render(results))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
