@@ -74,6 +74,10 @@ struct FunctionRef {
 /// the project's own classes and imports, reaches a class of `torch.nn`), and every
 /// function or method reachable from such a forward by calls (`f(...)`, `self.m(...)`,
 /// `super().m(...)`, `module.f(...)`, `Class(...)` -> `__init__`).
+///
+/// Everything is computed in the constructor; afterwards a Project is immutable, so its
+/// const members may be called from several threads at once (the rules of different files
+/// run in parallel).
 class Project {
 public:
     explicit Project(std::vector<SourceFile> files);
@@ -84,7 +88,7 @@ public:
     [[nodiscard]] bool in_scope(std::size_t file, std::uint32_t begin) const;
     /// The in-scope functions of one file, in source order.
     [[nodiscard]] std::vector<syntax::Node> scope_of(std::size_t file) const;
-    /// True when the class is an nn.Module subclass.
+    /// True when the class is an nn.Module subclass (false for a class the file does not define).
     [[nodiscard]] bool is_module_class(std::size_t file, const std::string& class_name) const;
 
 private:
@@ -100,12 +104,14 @@ private:
     [[nodiscard]] std::string absolute_module(std::size_t file, const Import& imp) const;
     [[nodiscard]] std::vector<std::pair<std::size_t, std::string>> class_bases(std::size_t file,
                                                                               const std::string& cls) const;
+    bool compute_module_class(std::size_t file, const std::string& class_name);
+    void compute_module_classes();
     void compute_scope();
 
     std::vector<SourceFile> files_;
     std::map<std::string, std::size_t> by_module_;
     std::set<std::pair<std::size_t, std::uint32_t>> scope_;
-    mutable std::map<std::pair<std::size_t, std::string>, bool> module_class_memo_;
+    std::map<std::pair<std::size_t, std::string>, bool> module_classes_;  // every class of every file
 };
 
 /// Names bound inside a function (parameters, assignment and loop targets, imports,

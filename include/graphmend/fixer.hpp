@@ -16,6 +16,9 @@ namespace graphmend {
 
 struct FixOptions {
     bool unsafe_fixes = false;  // also apply fixes whose applicability is Unsafe
+    /// Threads that parse and fix files in parallel; 0: one per hardware thread. The
+    /// outcomes are the same, in the same order, whatever the count.
+    unsigned threads = 1;
 };
 
 struct InputFile {

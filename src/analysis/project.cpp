@@ -24,6 +24,7 @@ bool is_function_node(const Node& n) { return n.is("function_definition") || n.i
 
 Project::Project(std::vector<SourceFile> files) : files_(std::move(files)) {
     for (std::size_t i = 0; i < files_.size(); ++i) by_module_.emplace(files_[i].module_name, i);
+    compute_module_classes();
     compute_scope();
 }
 
@@ -97,24 +98,36 @@ std::vector<std::pair<std::size_t, std::string>> Project::class_bases(std::size_
     return out;
 }
 
-bool Project::is_module_class(std::size_t file, const std::string& class_name) const {
+bool Project::compute_module_class(std::size_t file, const std::string& class_name) {
     const auto key = std::make_pair(file, class_name);
-    if (const auto it = module_class_memo_.find(key); it != module_class_memo_.end()) return it->second;
-    module_class_memo_[key] = false;  // breaks cycles
+    if (const auto it = module_classes_.find(key); it != module_classes_.end()) return it->second;
+    module_classes_[key] = false;  // breaks cycles
     bool result = false;
     const auto it = files_[file].index.classes.find(class_name);
     if (it != files_[file].index.classes.end()) {
         for (const Node& b : it->second.bases) {
             const Symbol s = resolve_expr(file, b);
             if ((s.kind == Symbol::External && is_torch_nn_name(s.name)) ||
-                (s.kind == Symbol::Class && is_module_class(s.file, s.name))) {
+                (s.kind == Symbol::Class && compute_module_class(s.file, s.name))) {
                 result = true;
                 break;
             }
         }
     }
-    module_class_memo_[key] = result;
+    module_classes_[key] = result;
     return result;
+}
+
+void Project::compute_module_classes() {
+    // In file order, then class-name order: a cycle of bases resolves the same way every run.
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+        for (const auto& [name, info] : files_[f].index.classes) compute_module_class(f, name);
+    }
+}
+
+bool Project::is_module_class(std::size_t file, const std::string& class_name) const {
+    const auto it = module_classes_.find({file, class_name});
+    return it != module_classes_.end() && it->second;
 }
 
 bool Project::in_scope(std::size_t file, std::uint32_t begin) const { return scope_.contains({file, begin}); }

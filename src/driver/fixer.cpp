@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "graphmend/parallel.hpp"
 #include "graphmend/runtime_sources.hpp"
 
 namespace graphmend {
@@ -97,13 +99,73 @@ std::string location(const std::string& path, syntax::LineCol where) {
     return fmt::format("{}:{}:{}", path, where.line, where.col);
 }
 
+// Runs the rules over one file of the project and applies its fixes to `out`. Reads only
+// the (immutable) project and this file's tree: files are fixed in parallel.
+void fix_one(const analysis::Project& project, std::size_t f, const FixOptions& options, FileOutcome& out) {
+    const analysis::SourceFile& file = project.files()[f];
+    const rules::Context ctx{project, f};
+    for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
+    std::stable_sort(out.sites.begin(), out.sites.end(),
+                     [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
+    out.applied.assign(out.sites.size(), false);
+
+    std::vector<edits::Edit> accepted;
+    std::vector<std::string> runtime;
+    for (std::size_t s = 0; s < out.sites.size(); ++s) {
+        rules::Site& site = out.sites[s];
+        if (!site.fix) continue;
+        if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
+        const bool clashes = std::any_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
+            return std::any_of(accepted.begin(), accepted.end(),
+                               [&](const auto& a) { return edits::overlap(a, e); });
+        });
+        if (clashes) {
+            // Inside a span another fix rewrites: that fix rewrote this site too.
+            const auto within = std::find_if(accepted.begin(), accepted.end(), [&](const auto& a) {
+                return std::all_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
+                    return a.begin <= e.begin && e.end <= a.end && a.begin < a.end;
+                });
+            });
+            if (within != accepted.end()) {
+                site.detail = fmt::format("as part of the rewrite at line {}",
+                                          file.tree.source().position(within->begin).line);
+                out.applied[s] = true;
+                continue;
+            }
+            site.reason = "its edit overlaps another site's fix; run graphmend again";
+            site.fix.reset();
+            continue;
+        }
+        accepted.insert(accepted.end(), site.fix->edits.begin(), site.fix->edits.end());
+        for (const auto& stem : site.fix->runtime) {
+            if (std::find(runtime.begin(), runtime.end(), stem) == runtime.end()) runtime.push_back(stem);
+        }
+        out.applied[s] = true;
+    }
+    if (accepted.empty()) return;
+    std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
+    if (!runtime.empty()) accepted.push_back(runtime_edit(file, runtime));
+
+    std::string fixed = edits::apply(file.tree.source().text(), accepted);
+    const syntax::Tree reparsed = syntax::Tree::parse(fixed);
+    if (const auto err = reparsed.error()) {
+        out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
+                                "unchanged",
+                                out.path, err->where.line, err->where.col, err->message);
+        out.applied.assign(out.sites.size(), false);
+        return;
+    }
+    out.fixed = std::move(fixed);
+}
+
 }  // namespace
 
 std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
-    std::vector<FileOutcome> outcomes(inputs.size());
-    std::vector<analysis::SourceFile> files;
-    std::vector<std::size_t> file_of_input(inputs.size(), SIZE_MAX);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::size_t n = inputs.size();
+    std::vector<FileOutcome> outcomes(n);
+    // 1. Parse and index every file (in parallel: each file is its own work).
+    std::vector<std::optional<analysis::SourceFile>> parsed(n);
+    parallel_for(n, options.threads, [&](std::size_t i) {
         outcomes[i].path = inputs[i].path;
         outcomes[i].original = inputs[i].text;
         outcomes[i].fixed = inputs[i].text;
@@ -111,75 +173,28 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         if (const auto err = tree.error()) {
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
-            continue;
+            return;
         }
         bool is_init = false;
         std::string module = analysis::module_name_for(inputs[i].path, &is_init);
         auto index = analysis::index_module(tree.root());
-        file_of_input[i] = files.size();
-        files.push_back({inputs[i].path, std::move(module), is_init, std::move(tree), std::move(index)});
+        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(module), is_init, std::move(tree),
+                                               std::move(index)});
+    });
+    // 2. The project-wide analysis, on this thread, in input order.
+    std::vector<analysis::SourceFile> files;
+    std::vector<std::size_t> input_of_file;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!parsed[i]) continue;
+        input_of_file.push_back(i);
+        files.push_back(std::move(*parsed[i]));
     }
+    parsed.clear();
     const analysis::Project project(std::move(files));
-
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        if (file_of_input[i] == SIZE_MAX) continue;
-        const std::size_t f = file_of_input[i];
-        const analysis::SourceFile& file = project.files()[f];
-        FileOutcome& out = outcomes[i];
-        const rules::Context ctx{project, f};
-        for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
-        std::stable_sort(out.sites.begin(), out.sites.end(),
-                         [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
-        out.applied.assign(out.sites.size(), false);
-
-        std::vector<edits::Edit> accepted;
-        std::vector<std::string> runtime;
-        for (std::size_t s = 0; s < out.sites.size(); ++s) {
-            rules::Site& site = out.sites[s];
-            if (!site.fix) continue;
-            if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
-            const bool clashes = std::any_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
-                return std::any_of(accepted.begin(), accepted.end(),
-                                   [&](const auto& a) { return edits::overlap(a, e); });
-            });
-            if (clashes) {
-                // Inside a span another fix rewrites: that fix rewrote this site too.
-                const auto within = std::find_if(accepted.begin(), accepted.end(), [&](const auto& a) {
-                    return std::all_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
-                        return a.begin <= e.begin && e.end <= a.end && a.begin < a.end;
-                    });
-                });
-                if (within != accepted.end()) {
-                    site.detail = fmt::format("as part of the rewrite at line {}",
-                                              file.tree.source().position(within->begin).line);
-                    out.applied[s] = true;
-                    continue;
-                }
-                site.reason = "its edit overlaps another site's fix; run graphmend again";
-                site.fix.reset();
-                continue;
-            }
-            accepted.insert(accepted.end(), site.fix->edits.begin(), site.fix->edits.end());
-            for (const auto& stem : site.fix->runtime) {
-                if (std::find(runtime.begin(), runtime.end(), stem) == runtime.end()) runtime.push_back(stem);
-            }
-            out.applied[s] = true;
-        }
-        if (accepted.empty()) continue;
-        std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
-        if (!runtime.empty()) accepted.push_back(runtime_edit(file, runtime));
-
-        std::string fixed = edits::apply(file.tree.source().text(), accepted);
-        const syntax::Tree reparsed = syntax::Tree::parse(fixed);
-        if (const auto err = reparsed.error()) {
-            out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
-                                    "unchanged",
-                                    out.path, err->where.line, err->where.col, err->message);
-            out.applied.assign(out.sites.size(), false);
-            continue;
-        }
-        out.fixed = std::move(fixed);
-    }
+    // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
+    parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
+        fix_one(project, f, options, outcomes[input_of_file[f]]);
+    });
     return outcomes;
 }
 

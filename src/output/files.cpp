@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -21,7 +22,8 @@ namespace fs = std::filesystem;
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    // generic_category().message is strerror's text, but thread-safe (files are read in parallel).
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::generic_category().message(errno)));
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
