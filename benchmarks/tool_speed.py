@@ -20,7 +20,9 @@ is not in their time; graphmend's walk is in its own). On N threads, graphmend g
 `--threads N`; ast and libcst get N worker processes, each given a share of the files balanced
 by bytes (largest first, to the least loaded), and their wall time runs from starting the
 first process to the end of the last. Peak RSS is ru_maxrss of each child process (os.wait4);
-for N processes it is the sum of their peaks (an upper bound of what they held together).
+for N processes it is the sum of their peaks (an upper bound of what they held together). CPU
+time (user + system, summed over the processes, also from os.wait4) is recorded too: on a busy
+machine it is steadier than the wall time.
 
 Each measurement is repeated --reps times, interleaved (one of each arm per repetition, in a
 rotating order) so that load from other processes spreads over all arms; the report gives the
@@ -73,6 +75,7 @@ def parse_args(argv=None):
     parser.add_argument("--arms", type=arm_list, default=list(ARMS),
                         help=f"comma-separated arms to run (default {','.join(ARMS)})")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--notes", default="", help="free text kept in the JSON (e.g. what else ran on the machine)")
     parser.add_argument("--worker", nargs=2, metavar=("ARM", "LIST"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -161,12 +164,14 @@ def result_row(arm, threads, samples, files, total_bytes):
         "files_per_s": {"median": tput["files_per_s"], "min": files / wall["max"], "max": files / wall["min"]},
         "mb_per_s": {"median": tput["mb_per_s"], "min": total_bytes / 1e6 / wall["max"],
                      "max": total_bytes / 1e6 / wall["min"]},
+        "cpu_s": summarise([s["cpu_s"] for s in samples]),
         "peak_rss_mb": summarise(rss),
     }
 
 
 def ratios(rows, reps):
-    """graphmend / other, per thread count: throughput (files/s = MB/s ratio) and peak RSS.
+    """graphmend / other, per thread count: throughput (files/s = MB/s ratio), CPU time
+    (other's CPU seconds / graphmend's: >1 when graphmend needs less CPU) and peak RSS.
 
     `median` is the ratio of the medians; `per_rep` the median, min and max of the ratios of
     the measurements taken in the same repetition.
@@ -178,18 +183,22 @@ def ratios(rows, reps):
             continue
         g = by_key[("graphmend", threads)]
         paired_speed = []
+        paired_cpu = []
         paired_rss = []
         for rep in range(reps):
             gs = [s for s in g["samples"] if s["rep"] == rep]
             os_ = [s for s in row["samples"] if s["rep"] == rep]
             if gs and os_:
                 paired_speed.append(os_[0]["wall_s"] / gs[0]["wall_s"])
+                paired_cpu.append(os_[0]["cpu_s"] / gs[0]["cpu_s"])
                 paired_rss.append(gs[0]["peak_rss_kb"] / os_[0]["peak_rss_kb"])
         out.append({
             "threads": threads,
             "other": arm,
             "speed": {"median": row["wall_s"]["median"] / g["wall_s"]["median"],
                       "per_rep": summarise(paired_speed) if paired_speed else None},
+            "cpu_efficiency": {"median": row["cpu_s"]["median"] / g["cpu_s"]["median"],
+                               "per_rep": summarise(paired_cpu) if paired_cpu else None},
             "peak_rss": {"median": g["peak_rss_mb"]["median"] / row["peak_rss_mb"]["median"],
                          "per_rep": summarise(paired_rss) if paired_rss else None},
         })
@@ -222,19 +231,22 @@ def table(result):
     """The human-readable table of a result (what main prints)."""
     lines = [f"{result['package']['files']} files, {result['package']['mb']:.1f} MB, "
              f"{result['reps']} reps (median [min-max])"]
-    lines.append(f"{'arm':<10} {'thr':>3} {'wall s':>22} {'files/s':>9} {'MB/s':>7} {'peak RSS MB':>24}")
+    lines.append(f"{'arm':<10} {'thr':>3} {'wall s':>22} {'files/s':>9} {'MB/s':>7} {'CPU s':>7} {'peak RSS MB':>24}")
     for r in result["results"]:
         w, m = r["wall_s"], r["peak_rss_mb"]
         lines.append(f"{r['arm']:<10} {r['threads']:>3} "
                      f"{w['median']:>7.2f} [{w['min']:.2f}-{w['max']:.2f}] "
                      f"{r['files_per_s']['median']:>9.1f} {r['mb_per_s']['median']:>7.2f} "
+                     f"{r['cpu_s']['median']:>7.2f} "
                      f"{m['median']:>8.1f} [{m['min']:.1f}-{m['max']:.1f}]")
-    lines.append("graphmend / other: speed (>1: graphmend faster), peak RSS (>1: graphmend uses more)")
+    lines.append("graphmend / other: speed (>1: graphmend faster), CPU (>1: graphmend needs less CPU time), "
+                 "peak RSS (>1: graphmend uses more)")
     for q in result["ratios"]:
         sp, rs = q["speed"], q["peak_rss"]
         per = sp["per_rep"]
         lines.append(f"  {q['threads']} thr vs {q['other']:<7} speed {sp['median']:.2f}"
                      + (f" [per rep {per['min']:.2f}-{per['max']:.2f}]" if per else "")
+                     + f"  CPU {q['cpu_efficiency']['median']:.2f}"
                      + f"  peak RSS {rs['median']:.2f}")
     for arm, s in result.get("scaling", {}).items():
         lines.append(f"  {arm} scaling: " + ", ".join(f"{t} thr x{v:.2f}" for t, v in s.items()))
@@ -271,25 +283,27 @@ def worker(arm, list_file):
 
 
 def wait_all(procs):
-    """Waits for every Popen; returns (wall end time, sum of ru_maxrss in KB, exit codes)."""
+    """Waits for every Popen; returns (wall end time, sum of ru_maxrss in KB, CPU seconds, exit codes)."""
     rss = 0
+    cpu = 0.0
     codes = []
     for p in procs:
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
         codes.append(p.returncode)
         rss += usage.ru_maxrss
-    return time.perf_counter(), rss, codes
+        cpu += usage.ru_utime + usage.ru_stime
+    return time.perf_counter(), rss, cpu, codes
 
 
 def measure_graphmend(binary, package, threads):
     start = time.perf_counter()
     proc = subprocess.Popen([str(binary), "check", "--threads", str(threads), str(package)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    end, rss, codes = wait_all([proc])
+    end, rss, cpu, codes = wait_all([proc])
     if codes[0] not in (0, 1):  # 1: a file could not be processed (syntax error); the others were
         raise RuntimeError(f"graphmend exited with {codes[0]}")
-    return {"wall_s": end - start, "peak_rss_kb": rss}
+    return {"wall_s": end - start, "cpu_s": cpu, "peak_rss_kb": rss}
 
 
 def measure_python(arm, list_files):
@@ -300,13 +314,13 @@ def measure_python(arm, list_files):
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
     # Read each child's one line of output after all have started (none blocks on a full pipe).
     outputs = [p.stdout.read() for p in procs]
-    end, rss, codes = wait_all(procs)
+    end, rss, cpu, codes = wait_all(procs)
     for p in procs:
         p.stdout.close()
     if any(codes):
         raise RuntimeError(f"{arm} worker exited with {codes}")
     reports = [json.loads(o) for o in outputs]
-    return {"wall_s": end - start, "peak_rss_kb": rss, "work_s": [r["work_s"] for r in reports],
+    return {"wall_s": end - start, "cpu_s": cpu, "peak_rss_kb": rss, "work_s": [r["work_s"] for r in reports],
             "failed": sum(r["failed"] for r in reports)}
 
 
@@ -399,6 +413,7 @@ def main(argv=None):
         "libcst_version": package_version("libcst"),
         "reps": args.reps,
         "threads": args.threads,
+        "notes": args.notes,
         "arms": {arm: ARM_DESCRIPTIONS[arm] for arm in args.arms},
         "results": rows,
         "ratios": ratios(rows, args.reps),

@@ -16,16 +16,19 @@ def test_defaults():
     assert args.threads == [1, 2]
     assert args.arms == ["graphmend", "ast", "libcst"]
     assert args.json is None and args.package is None and args.worker is None
+    assert args.notes == ""
 
 
 def test_options(tmp_path):
     args = tool_speed.parse_args(["--binary", "/x/gm", "--reps", "3", "--threads", "2,1,2", "--arms", "libcst,ast",
-                                  "--json", str(tmp_path / "o.json"), "--package", str(tmp_path)])
+                                  "--json", str(tmp_path / "o.json"), "--package", str(tmp_path),
+                                  "--notes", "shared machine"])
     assert str(args.binary) == "/x/gm"
     assert args.reps == 3
     assert args.threads == [1, 2]
     assert args.arms == ["ast", "libcst"]  # in the canonical order
     assert args.json == tmp_path / "o.json"
+    assert args.notes == "shared machine"
 
 
 @pytest.mark.parametrize("argv", [["--reps", "0"], ["--threads", "0"], ["--threads", "a"], ["--threads", ""],
@@ -83,7 +86,8 @@ def test_schedule_runs_every_cell_once_per_rep_in_rotating_order():
 
 
 def fake_samples(walls, rss_kb):
-    return [{"wall_s": w, "peak_rss_kb": m, "rep": i} for i, (w, m) in enumerate(zip(walls, rss_kb))]
+    # CPU time: the wall time (one busy core), for the arithmetic only.
+    return [{"wall_s": w, "cpu_s": w, "peak_rss_kb": m, "rep": i} for i, (w, m) in enumerate(zip(walls, rss_kb))]
 
 
 def fake_rows():
@@ -103,6 +107,7 @@ def test_result_row():
     assert row["files_per_s"] == {"median": pytest.approx(10 / 3), "min": 2.5, "max": 5.0}
     assert row["mb_per_s"]["median"] == pytest.approx(20 / 3)
     assert row["peak_rss_mb"]["median"] == 100.0
+    assert row["cpu_s"]["median"] == 3.0
     assert fake_rows()[3]["processes"] == 2  # python arms: one process per thread
 
 
@@ -116,6 +121,8 @@ def test_ratios_and_scaling():
     assert one["speed"]["per_rep"]["min"] == pytest.approx(1.5)
     assert one["speed"]["per_rep"]["max"] == pytest.approx(3.0)
     assert one["peak_rss"]["median"] == pytest.approx(2.0)
+    assert one["cpu_efficiency"]["median"] == pytest.approx(2.0)
+    assert one["cpu_efficiency"]["per_rep"]["max"] == pytest.approx(3.0)
     assert rs[1]["speed"]["median"] == pytest.approx(4.0 / 1.5)
     sc = tool_speed.scaling(rows)
     assert sc["graphmend"] == {"1": 1.0, "2": pytest.approx(2.0)}
