@@ -12,6 +12,16 @@
         other_inputs()/third_inputs(), header lines `# expect: KEY: VALUE`), runs
         original and fixed, eager and compiled, and checks every expectation.
 
+    graph_breaks.py --suite reference [--env pins|latest] [--rows NAME,...] --json OUT.json
+        Every row of ../shared/REFERENCE.md section 2 the harness can build (the
+        --model measurement per row; BART, Marian and Whisper also in float16),
+        next to the reference's figures, with totals and the versions used.
+        --env pins (default) runs the arms with .venv (torch 2.12.1,
+        transformers 4.52.4), --env latest with .venv-latest
+        (scripts/setup_latest.sh). --rows keeps the named rows (row "bart/float16"
+        or model "bart"); --list prints the rows and runs nothing. A failing row
+        is recorded in its entry and the suite goes on.
+
 The graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend).
 Run with the project's venv (.venv/bin/python). Exit: 0 ok, 1 a check failed or
 behaviour differs, 2 usage or set-up error (binary missing, unknown model).
@@ -25,11 +35,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 def parse_args(argv):
     from _harness.models import MODELS
+    from _harness.suite import ENVS, SUITES
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--model", help=f"one of: {', '.join(sorted(MODELS))}")
     what.add_argument("--case", metavar="PATH", help="a single-file model following tests/cases")
+    what.add_argument("--suite", choices=sorted(SUITES),
+                      help="every row of a suite (reference: ../shared/REFERENCE.md section 2)")
+    p.add_argument("--env", choices=sorted(ENVS),
+                   help="--suite only: the arms' environment: pins (.venv, default) or latest (.venv-latest)")
+    p.add_argument("--rows", metavar="NAME,...",
+                   help="--suite only: run only these rows (row name such as bart/float16, or model name)")
+    p.add_argument("--list", action="store_true", help="--suite only: print the rows, run nothing")
     p.add_argument("--json", metavar="OUT.json", help="write the full result here")
     p.add_argument("--keep", metavar="DIR", help="keep the work files (fixed copy, arm outputs) in DIR")
     p.add_argument("--log-level", metavar="LEVEL",
@@ -42,8 +60,14 @@ def parse_args(argv):
                    help="--model only: forwards on the same inputs (default 1); "
                         "graphs made by calls 2..N are reported as recompiles")
     args = p.parse_args(argv)
-    if args.case and (args.dtype or args.calls):
+    if (args.case or args.suite) and (args.dtype or args.calls):
         p.error("--dtype and --calls apply to --model only")
+    if not args.suite and (args.env or args.rows or args.list):
+        p.error("--env, --rows and --list apply to --suite only")
+    if args.suite and (args.log_level or args.grad):
+        p.error("--log-level and --grad apply to --case only")
+    if args.suite and not args.list and not args.json:
+        p.error("--suite needs --json OUT.json (or --list)")
     if args.calls is not None and args.calls < 1:
         p.error("--calls must be at least 1")
     return args
@@ -51,6 +75,22 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.suite:
+        from _harness import suite
+
+        only = args.rows.split(",") if args.rows else None
+        if args.list:
+            try:
+                rows = suite.select_rows(args.suite, only)
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            for row in rows:
+                before, after = row.reference_figures()
+                print(f"{row.name:26} {row.reference.label} (reference {before} -> {after})"
+                      + ("" if row.in_totals else " [not in totals]"))
+            return 0
+        return suite.main_suite(args.suite, args.env or "pins", args.json, args.keep, only)
     if args.model:
         from _harness.model_bench import main_model
 

@@ -55,7 +55,9 @@ class DynamoLog(logging.Handler):
         with log:
             log.call = 1                 # optional: tags the entries below
             compiled(...)
-        log.break_sites   # [{"site": "file:line", "reason": first line, "kind": "break"|"skip", "call": 1}]
+        log.break_sites   # [{"site": "file:line", "reason": first line, "kind": cause (see classify),
+                          #   "action": "break"|"skip", "gb": "GB0170" or None,
+                          #   "context": Dynamo's developer context (first line, cut), "call": 1}]
         log.recompiles    # [{"message": "Recompiling function f in file:line\n - guard failure...", "call": 2}]
 
     Inside the block the "graph_breaks" and "recompiles" artifact loggers (what
@@ -116,13 +118,14 @@ class DynamoLog(logging.Handler):
         return _FILE_QUOTED.sub(lambda m: f'File "{self.paths(m[1])}"', text)
 
     def _break_site(self, message, record):
-        """{"site": "file:line", "reason": first line of Dynamo's reason, "kind"} of one record.
+        """{"site", "reason", "kind", "action", "gb", "context"} of one record.
 
-        kind is "skip" when Dynamo gave up on the whole frame and ran it eagerly,
+        action is "skip" when Dynamo gave up on the whole frame and ran it eagerly,
         else "break". The site is the innermost user-code line, so a break that
         splits several nested frames appears once per frame, at the same site.
+        kind is the cause, from classify().
         """
-        kind = "skip" if "Skipping the function" in message or "results in a skip" in message else "break"
+        action = "skip" if "Skipping the function" in message or "results in a skip" in message else "break"
         at = _USER_CODE_AT.search(message)
         if at:  # "Graph break [(...)] in user code at FILE:LINE\nGraph Break Reason: ..."
             site = f"{self.paths(at[1])}:{at[2]}"
@@ -133,7 +136,84 @@ class DynamoLog(logging.Handler):
             text = str(record.exc_info[1]) if record.exc_info else message
         lines = [line.strip() for line in text.splitlines()]
         reasons = [line for line in lines if line and not line.startswith(_WRAPPERS)]
-        return {"site": site, "reason": (reasons or lines or [""])[0], "kind": kind}
+        reason = (reasons or lines or [""])[0]
+        gb = _GB_CODE.search(text) or _GB_CODE.search(message)
+        gb = gb[1].upper() if gb else None
+        context = _CONTEXT.search(text)
+        context = self._map_files(context[1].strip())[:200] if context else ""
+        opcode = _OPCODE.search(text)
+        kind = classify(reason, gb, context, opcode[1] if opcode else "", text)
+        return {"site": site, "reason": reason, "kind": kind, "action": action, "gb": gb, "context": context}
+
+
+# The fixed labels classify() gives; "dynamic shape (aten.OP)", "data-dependent operator
+# (aten.OP)", "unsupported: <reason>" and "other: <reason>" carry the detail with them.
+KINDS = (
+    "data-dependent branch", "data-dependent assert", ".item()", ".tolist()", "nonzero",
+    "boolean mask index (nonzero)", "dynamic shape", "dynamic shape (slice by tensor)",
+    "tensor read as a Python number", "data-dependent operator", "logging", "print", "warnings.warn",
+    "torch.compiler.disable", "call to a skipped function", "unsupported context manager", "numpy",
+    "exception", "fake tensor propagation", "unsupported builtin",
+)
+
+
+def classify(reason, gb=None, context="", opcode="", text=""):
+    """The cause of one graph break, in a few words, from Dynamo's reason.
+
+    reason: the first line of Dynamo's reason (its graph-break type, e.g. "Data-dependent
+    branching"); gb: its registry code ("GB0170") when the message names one; context: the
+    "Developer debug context" line; opcode: the bytecode Dynamo was tracing (CALL,
+    BINARY_SUBSCR, ...); text: the whole reason, for what the other fields do not say.
+    Known causes get a fixed label (see KINDS); any other comes back as
+    "other: <reason>" so the reason is never lost.
+    """
+    everything = " ".join((reason, context, text))
+    low = reason.lower()
+    if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):
+        return "data-dependent branch"
+    if gb in ("GB0034", "GB0171", "GB0002") or "assert" in low:
+        return "data-dependent assert"
+    if gb == "GB0124" or "tensor.item()" in low:
+        return ".item()"
+    if gb == "GB0109" or ".tolist()" in low or "tolist" in context:
+        return ".tolist()"
+    if gb in ("GB0036", "GB0037") or low.startswith("dynamic shape operator"):
+        op = _ATEN_OP.search(everything)
+        if op and op[1] == "nonzero":
+            return "boolean mask index (nonzero)" if opcode.endswith("SUBSCR") else "nonzero"
+        return f"dynamic shape ({op[0]})" if op else "dynamic shape"
+    if gb == "GB0033" or low.startswith("data dependent operator"):
+        if "_local_scalar_dense" in everything:
+            return "tensor read as a Python number"
+        op = _ATEN_OP.search(everything)
+        return f"data-dependent operator ({op[0]})" if op else "data-dependent operator"
+    if gb == "GB0038" or "dynamic slicing" in low:
+        return "dynamic shape (slice by tensor)"
+    if gb in ("GB0018", "GB0246") or "unbacked" in low or "data-dependent output shape" in low:
+        return "dynamic shape"
+    if gb == "GB0291" or "logging.logger" in low:
+        return "logging"
+    if re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low):
+        return "print"
+    if "warnings.warn" in everything or "_warnings" in context:
+        return "warnings.warn"
+    if gb in ("GB0098", "GB0099") or "torch.compiler.disable" in low:
+        return "torch.compiler.disable"
+    if gb in ("GB0007", "GB0008", "GB0009") or "marked as skipped" in low:
+        return "call to a skipped function"
+    if gb == "GB0142" or "context manager" in low:
+        return "unsupported context manager"
+    if gb in ("GB0105", "GB0231", "GB0290", "GB0293", "GB0294") or "numpy" in low:
+        return "numpy"
+    if gb in ("GB0088", "GB0089") or "exception" in low:
+        return "exception"
+    if gb == "GB0064" or "fake tensor" in low:
+        return "fake tensor propagation"
+    if "c-implemented" in low or "builtin" in low:
+        return "unsupported builtin"
+    if gb in ("GB0147", "GB0148", "GB0156") or low.startswith("unsupported"):
+        return f"unsupported: {reason}"
+    return f"other: {reason}" if reason else "other"
 
 
 # Dynamo's first lines around the real reason ("...trace CALL: a function call ...:").
@@ -142,3 +222,7 @@ _USER_CODE_AT = re.compile(r"in user code at (.+?):(\d+)\s*$", re.MULTILINE)
 _FRAME = re.compile(r'File "(.+?)", line (\d+)')
 _FILE_LINE = re.compile(r"(/\S+?\.py):(\d+)")
 _FILE_QUOTED = re.compile(r'File "(/[^"]+)"')
+_GB_CODE = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
+_CONTEXT = re.compile(r"Developer debug context:(.*)")
+_OPCODE = re.compile(r"attempting to trace ([A-Z_]+)")
+_ATEN_OP = re.compile(r"aten\.(\w+)(?:\.\w+)?")

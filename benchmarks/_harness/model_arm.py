@@ -12,7 +12,8 @@ made once (after torch.manual_seed(0)); one compiled model (counting backend,
 dynamic=False) is called N times on them under torch.no_grad(), all calls in one
 message recording.
 
-Writes RESULT.json: versions, transformers.__file__, dtype, calls; the first
+Writes RESULT.json: versions, transformers.__file__, dtype, calls; the model's class,
+module, config class and config (difference to the defaults); the first
 call's graph count, breaks, Dynamo's break counter and reasons; graphs after all
 calls and `recompiles` (graphs made by calls 2..N); `break_sites` (file:line and
 reason of every break Dynamo logged, all calls) and `recompile_reasons`; the
@@ -65,6 +66,9 @@ def main(argv):
     for handler in list(torch_log_handlers):
         if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
             handler.setStream(recorder.real_stderr)
+        elif not isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is sys.stderr:
+            # Newer torch (2.15): a handler whose `stream` property follows sys.stderr.
+            handler.__class__ = _fixed_stream_class(type(handler), recorder.real_stderr)
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter
@@ -88,6 +92,7 @@ def main(argv):
         model.load_state_dict(torch.load(args.load_state), strict=True)
     torch.manual_seed(0)
     inputs = spec.inputs(dtype)
+    built = _describe_model(model)
 
     counter = GraphCounter()
     compiled = counter.compile(model)
@@ -130,10 +135,35 @@ def main(argv):
         "output_sha256": tensors.digest(leaves),
         "output_layout": tensors.describe(leaves),
         "exception": exception,
+        **built,
     }
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0
+
+
+def _fixed_stream_class(cls, stream):
+    """A subclass of handler class `cls` whose `stream` is always `stream`."""
+    return type(cls.__name__, (cls,), {"stream": property(lambda self: stream)})
+
+
+def _describe_model(model):
+    """{"model_class", "model_module", "config_class", "config"} of the built model.
+
+    config is the config's difference to its class defaults (to_json_string(use_diff=True)),
+    as this transformers version built it; None when the model has no transformers config.
+    """
+    import json
+
+    config = getattr(model, "config", None)
+    described = {"model_class": type(model).__name__, "model_module": type(model).__module__,
+                 "config_class": type(config).__name__ if config is not None else None, "config": None}
+    if config is not None and hasattr(config, "to_json_string"):
+        try:
+            described["config"] = json.loads(config.to_json_string(use_diff=True))
+        except Exception as exc:  # a description only: never fail the arm for it
+            described["config"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return described
 
 
 if __name__ == "__main__":

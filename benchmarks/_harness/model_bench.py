@@ -11,7 +11,9 @@ written by --json); both arms convert the model to `dtype` and call it `calls` t
   4. compare outputs of every call (bit-equal) and messages (all four streams, in order).
 Per arm (suffix _before / _after): graphs, breaks, dynamo_breaks and break_reasons
 of the first call; graphs_first_call, recompiles (graphs made by calls 2..N);
-break_sites ([{site "file:line", reason, kind, call}]) and recompile_reasons.
+break_sites ([{site "file:line", reason, kind (the cause, dynamo.classify), action, gb,
+context, call}]) and recompile_reasons. model_class, model_module, config_class and config
+(difference to the class defaults) describe the model the first arm built.
 """
 from __future__ import annotations
 
@@ -158,6 +160,10 @@ def run_model(name, python, workdir, dtype="float32", calls=1):
         "recompile_reasons_after": after["recompile_reasons"],
         "package_file_before": before["package_file"],
         "package_file_after": after["package_file"],
+        "model_class": before.get("model_class"),
+        "model_module": before.get("model_module"),
+        "config_class": before.get("config_class"),
+        "config": before.get("config"),
     })
     result["ok"] = bool(outputs_identical and messages["identical"] and before["exception"] is None
                         and fix.returncode in (0, 1))
