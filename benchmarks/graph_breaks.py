@@ -59,7 +59,11 @@ def parse_args(argv):
     p.add_argument("--calls", type=int, metavar="N",
                    help="--model only: forwards on the same inputs (default 1); "
                         "graphs made by calls 2..N are reported as recompiles")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="--model only: fix the copy with `graphmend fix --unsafe-fixes`")
     args = p.parse_args(argv)
+    if args.unsafe_fixes and not args.model:
+        p.error("--unsafe-fixes applies to --model only")
     if (args.case or args.suite) and (args.dtype or args.calls):
         p.error("--dtype and --calls apply to --model only")
     if not args.suite and (args.env or args.rows or args.list):
@@ -94,7 +98,8 @@ def main(argv=None):
     if args.model:
         from _harness.model_bench import main_model
 
-        return main_model(args.model, args.json, args.keep, args.dtype or "float32", args.calls or 1)
+        return main_model(args.model, args.json, args.keep, args.dtype or "float32", args.calls or 1,
+                          args.unsafe_fixes)
     from _harness.case_bench import main_case
 
     return main_case(args.case, args.json, args.keep, args.log_level, args.grad)

@@ -6,7 +6,6 @@
 Reads what is there (a missing file leaves its section saying how to make it):
   reference-pins.json     graph_breaks.py --suite reference --json ...           (torch/transformers pins)
   reference-latest.json   graph_breaks.py --suite reference --env latest --json ...
-  phi3-unsafe-fixes.json  graph_breaks.py --model phi3 --calls 2 --unsafe-fixes --json ...
   latency-cpu.json        latency.py --json ...
   tool-speed.json         tool_speed.py --json ...
 Writes docs/RESULTS.md and PNG plots beside it (docs/results/*.png, matplotlib, Agg backend).
@@ -27,8 +26,6 @@ COMMANDS = {
                            "--json docs/results/reference-pins.json",
     "reference-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/graph_breaks.py "
                              "--suite reference --env latest --json docs/results/reference-latest.json",
-    "phi3-unsafe-fixes.json": ".venv/bin/python benchmarks/graph_breaks.py --model phi3 --calls 2 "
-                              "--unsafe-fixes --json docs/results/phi3-unsafe-fixes.json",
     "latency-cpu.json": ".venv/bin/python benchmarks/latency.py --json docs/results/latency-cpu.json",
     "tool-speed.json": ".venv/bin/python benchmarks/tool_speed.py --json docs/results/tool-speed.json",
 }
@@ -80,7 +77,6 @@ def _left(row: dict) -> str:
 def reference_section(results: Path, plots: list) -> list[str]:
     pins = load(results, "reference-pins.json")
     latest = load(results, "reference-latest.json")
-    unsafe = load(results, "phi3-unsafe-fixes.json")
     out = ["## 1. Graph breaks on the reference rows", ""]
     out += [
         "Each row builds the transformers class of a row of the reference measurement",
@@ -101,7 +97,7 @@ def reference_section(results: Path, plots: list) -> list[str]:
         env = data.get("environment", {})
         out += [f"### {label}: torch {env.get('torch')}, transformers {env.get('transformers')}, "
                 f"Python {env.get('python')}", ""]
-        out += ["| row | class (config) | reference before → after | breaks before → after | "
+        out += ["| row | class | reference before → after | breaks before → after | "
                 "Dynamo before → after | outputs | messages | breaks left (kind at site) |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in data["rows"]:
@@ -111,9 +107,13 @@ def reference_section(results: Path, plots: list) -> list[str]:
                 out.append(f"| {r['row']} | {r.get('model_class') or ''} | {ref} | not measured: "
                            f"{(r.get('error') or 'no result').splitlines()[0][:120]} | | | | |")
                 continue
+            extra = "" if r.get("in_totals", True) else " (not in totals)"
+            if (r.get("calls") or 1) > 1:
+                extra += (f"; new graphs on later calls {r.get('recompiles_before')} → "
+                          f"{r.get('recompiles_after')}")
             out.append(
                 f"| {r['row']} | {r.get('model_class') or ''} | {ref} | "
-                f"{r['breaks_before']} → {r['breaks_after']} | "
+                f"{r['breaks_before']} → {r['breaks_after']}{extra} | "
                 f"{r.get('dynamo_breaks_before')} → {r.get('dynamo_breaks_after')} | "
                 f"{yes_no(r.get('outputs_identical'))} | {yes_no(r.get('messages_identical'))} | {_left(r)} |")
         out.append("")
@@ -139,19 +139,10 @@ def reference_section(results: Path, plots: list) -> list[str]:
                 out.append(f"- **{r['row']}**: {r.get('description') or r.get('model_class')}"
                            + (f" ({r['note']})" if r.get("note") else ""))
             out += ["", "</details>", ""]
-    if unsafe is not None:
-        out += ["### Phi-3 with `--unsafe-fixes`", "",
-                "The longrope update (`modeling_rope_utils.py:50`) rebinds a buffer under a data test.",
-                "GM201 rewrites it only as an unsafe fix (see docs/rules/predicated-control-flow.md), so",
-                "the rows above, made with the default fixes, keep its breaks. With `--unsafe-fixes`:", "",
-                "| row | breaks before → after | Dynamo before → after | new graphs on call 2 before → after | "
-                "outputs | messages |", "| --- | --- | --- | --- | --- | --- |",
-                f"| phi3/float32 ({unsafe.get('torch')}, transformers {unsafe.get('transformers')}) | "
-                f"{unsafe.get('breaks_before')} → {unsafe.get('breaks_after')} | "
-                f"{unsafe.get('dynamo_breaks_before')} → {unsafe.get('dynamo_breaks_after')} | "
-                f"{unsafe.get('recompiles_before')} → {unsafe.get('recompiles_after')} | "
-                f"{yes_no(unsafe.get('outputs_identical'))} | {yes_no(unsafe.get('messages_identical'))} |", "",
-                f"Made by `{COMMANDS['phi3-unsafe-fixes.json']}`.", ""]
+    out += ["Rows marked \"not in totals\" are extra variants. `phi3/float32/unsafe-fixes` is the Phi-3 row",
+            "fixed with `--unsafe-fixes`: GM201 rewrites the longrope update (`modeling_rope_utils.py:50`),",
+            "which rebinds a buffer under a data test, only as an unsafe fix (docs/rules/predicated-control-flow.md).",
+            "It is called twice; \"new graphs on later calls\" counts the graphs the second call made.", ""]
     if pins is not None:
         png = plot_reference(results, pins, latest)
         if png:

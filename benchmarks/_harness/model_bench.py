@@ -1,6 +1,6 @@
 """Parent side of `graph_breaks.py --model NAME`: graph breaks before/after graphmend.
 
-run_model(name, python, workdir, dtype="float32", calls=1) -> result dict (the JSON
+run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False) -> result dict (the JSON
 written by --json); both arms convert the model to `dtype` and call it `calls` times:
   1. arm "before": a fresh process on the installed package; saves its state_dict
      (after the dtype conversion);
@@ -81,7 +81,7 @@ def compare_messages(before, after):
     return {"identical": all(per_stream.values()) and in_order, "in_order": in_order, **per_stream}
 
 
-def run_model(name, python, workdir, dtype="float32", calls=1):
+def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False):
     """Measure model `name` in `dtype` over `calls` calls; returns the result dict (module docstring)."""
     import torch  # parent-side comparison only
 
@@ -89,7 +89,8 @@ def run_model(name, python, workdir, dtype="float32", calls=1):
 
     spec = MODELS[name]
     workdir = Path(workdir)
-    result = {"model": name, "description": spec.description, "dtype": dtype, "calls": calls, "ok": False}
+    result = {"model": name, "description": spec.description, "dtype": dtype, "calls": calls,
+              "unsafe_fixes": unsafe_fixes, "ok": False}
     arm_options = {"dtype": dtype, "calls": calls}
     installed = installed_package_dir(python, spec.package)
 
@@ -105,7 +106,7 @@ def run_model(name, python, workdir, dtype="float32", calls=1):
     if site.exists():  # a kept work folder from an earlier run
         shutil.rmtree(site)
     _copy_package(installed, copy)
-    fix = fixer.run_fix([copy])
+    fix = fixer.run_fix([copy] + (["--unsafe-fixes"] if unsafe_fixes else []))
     result["graphmend"] = fix.to_json()
     result["graphmend_summary"] = fix.stderr
 
@@ -204,7 +205,7 @@ def grouped_sites(sites):
     return groups
 
 
-def main_model(name, json_path, keep=None, dtype="float32", calls=1):
+def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixes=False):
     """Entry for --model: run, write JSON, print the summary; returns the exit code."""
     import tempfile
 
@@ -219,7 +220,7 @@ def main_model(name, json_path, keep=None, dtype="float32", calls=1):
     with tempfile.TemporaryDirectory(prefix=f"graphmend-{name}-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        result = run_model(name, sys.executable, workdir, dtype, calls)
+        result = run_model(name, sys.executable, workdir, dtype, calls, unsafe_fixes)
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=1))
     for line in summary_lines(result):

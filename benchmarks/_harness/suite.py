@@ -83,10 +83,12 @@ class SuiteRow:
     reference: ReferenceRow
     in_totals: bool = True  # False: an extra variant, measured but not added to the totals
     note: str = ""
+    unsafe_fixes: bool = False  # fix with `graphmend fix --unsafe-fixes`
+    calls: int = 1  # forwards on the same inputs; graphs made by calls 2..N are recompiles
 
     @property
     def name(self):
-        return f"{self.model}/{self.dtype}"
+        return f"{self.model}/{self.dtype}" + ("/unsafe-fixes" if self.unsafe_fixes else "")
 
     def reference_figures(self):
         """(before, after) the reference reported for this row's dtype (None: not reported)."""
@@ -131,6 +133,9 @@ SUITES = {
         SuiteRow("pegasus", "float32", PEGASUS),
         SuiteRow("layoutlmv3", "float32", LAYOUTLMV3),
         SuiteRow("phi3", "float32", PHI3),
+        SuiteRow("phi3", "float32", PHI3, in_totals=False, unsafe_fixes=True, calls=2,
+                 note="fixed with --unsafe-fixes (GM201's buffer rebinding, docs/rules/predicated-control-flow.md), "
+                      "two calls; an extra variant, not in the totals, which use the default fixes"),
         SuiteRow("grounding-dino", "float32", GROUNDING_DINO),
         SuiteRow("longformer-padded", "float32", LONGFORMER,
                  note="window 16 > 8 tokens: the model pads its input, as longformer-base-4096 "
@@ -310,6 +315,8 @@ def row_result(row, result, seconds, site_root):
         "reference_after": ref_after,
         "in_totals": row.in_totals,
         "note": row.note,
+        "unsafe_fixes": row.unsafe_fixes,
+        "calls": row.calls,
         "torch": result.get("torch"),
         "transformers": result.get("transformers"),
         "seconds": round(seconds, 1),
@@ -336,6 +343,8 @@ def row_result(row, result, seconds, site_root):
             "kinds_after": _kinds(result["break_sites_after"]),
             "sites_before": _group_sites(result["break_sites_before"]),
             "breaks_left": _group_sites(result["break_sites_after"]),
+            "recompiles_before": result.get("recompiles_before"),
+            "recompiles_after": result.get("recompiles_after"),
         })
         if not result["messages_identical"]:
             out["messages_before"] = result["messages_before"]
@@ -412,7 +421,8 @@ def run_suite(rows, env, json_path=None, keep=None, log=print):
                 workdir.mkdir(parents=True)
                 start = time.monotonic()
                 try:
-                    measured = run_model(row.model, str(python), workdir, row.dtype, 1)
+                    measured = run_model(row.model, str(python), workdir, row.dtype, row.calls,
+                                         unsafe_fixes=row.unsafe_fixes)
                 except Exception as exc:  # one row must not stop the suite
                     measured = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                                 "traceback": traceback.format_exc()[-4000:]}
