@@ -121,6 +121,12 @@ def _graphmend_runtime():
                 return False
             kw_specs.append((k, d))
         key = intern_at_trace_time(spec_head + (tuple(arg_specs), tuple(kw_specs), cond is not None))
+        if not tensors:
+            # Inductor (torch 2.12) flushes its pending fused kernels before an extern call
+            # only when the call has a device, which it takes from the tensors: without one
+            # it freed those kernels' inputs before running them (UnboundLocalError). An
+            # empty tensor gives the op a device; no spec refers to it.
+            tensors.append(torch.empty(0))
         rt.op(key, tensors)
         return True
 
