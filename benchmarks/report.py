@@ -194,7 +194,8 @@ def latency_section(results: Path, plots: list) -> list[str]:
     if data is None:
         return out + missing("latency-cpu.json")
     out += latency_table(data)
-    out += [f"Made by `{data.get('command') or COMMANDS['latency-cpu.json']}`.", ""]
+    out += [f"Made by `{data.get('command') or COMMANDS['latency-cpu.json']}`"
+            f" ({data.get('started')} to {data.get('finished')}).", ""]
     png = plot_latency(results, data)
     if png:
         plots.append(png)
@@ -212,33 +213,52 @@ def _stat(s: dict | None, digits=2) -> str:
     return f"{fmt(med, digits)} ({fmt(lo, digits)}–{fmt(hi, digits)})"
 
 
+LATENCY_METRICS = [("compile_s", "compile time"), ("cold_start_s", "cold start"),
+                   ("second_call_s", "second call"), ("steady_s", "steady state")]
+
+
 def latency_table(data: dict) -> list[str]:
-    env = data.get("environment", {})
-    out = [f"torch {env.get('torch')}, transformers {env.get('transformers')}, "
-           f"{data.get('reps')} repetitions, {data.get('calls')} steady-state calls each.", ""]
+    out = [f"torch {data.get('torch')}, transformers {data.get('transformers')}, Python {data.get('python')}, "
+           f"device {data.get('device')}, {data.get('threads')} thread(s); {data.get('reps')} repetitions, "
+           f"{data.get('calls')} steady-state calls after {data.get('warmup')} warm-up calls; "
+           f"mode {data.get('mode')}; caches: {data.get('caches')}.", ""]
     if data.get("definitions"):
         out += ["What each figure is:", ""]
         out += [f"- **{k}**: {v}" for k, v in data["definitions"].items()]
         out.append("")
-    out += ["Ratios are original / fixed, per repetition; the table gives the median, and the min and max over "
-            "the repetitions in brackets. Above 1 means the fixed model is faster.", "",
-            "| row | breaks before → after | compile time ratio | cold start ratio | steady state ratio | "
-            "steady state original / fixed (ms) | outputs close |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    out += ["Ratios are original / fixed, per repetition: median over the repetitions, with the min and max in "
+            "brackets. Above 1 means the fixed model is faster.", "",
+            "| row | graphs original → fixed | " + " | ".join(f"{label} ratio" for _, label in LATENCY_METRICS)
+            + " | steady state original / fixed (ms) | outputs |",
+            "| --- | --- | " + " | ".join("---" for _ in LATENCY_METRICS) + " | --- | --- |"]
     for r in data.get("rows", []):
-        if r.get("error"):
-            out.append(f"| {r.get('row')} | not measured: {str(r['error']).splitlines()[0][:100]} | | | | | |")
+        ratios = r.get("ratios") or {}
+        if not any(ratios.values()):
+            why = "; ".join(str(e).splitlines()[0][:140] for e in (r.get("errors") or [])[:1]) or "no repetition ran"
+            if r.get("reps_ok_fixed") == 0 and r.get("reps_ok_original"):
+                why = f"the fixed arm failed in every repetition ({why})"
+            out.append(f"| {r.get('model')} | {r.get('graphs_original') or '–'} → {r.get('graphs_fixed') or '–'} | "
+                       f"not measured: {why} |" + " |" * (len(LATENCY_METRICS) + 1))
             continue
-        ratios = r.get("ratios", {})
-        ms = r.get("steady_ms", {})
-        out.append(
-            f"| {r.get('row')} | {r.get('breaks_before', '–')} → {r.get('breaks_after', '–')} | "
-            f"{_stat(ratios.get('compile'))} | {_stat(ratios.get('cold_start'))} | {_stat(ratios.get('steady'))} | "
-            f"{fmt((ms.get('original') or {}).get('median'), 3)} / {fmt((ms.get('fixed') or {}).get('median'), 3)} | "
-            f"{yes_no(r.get('outputs_close'))} |")
+        steady_o = ((r.get("original") or {}).get("steady_s") or {}).get("median")
+        steady_f = ((r.get("fixed") or {}).get("steady_s") or {}).get("median")
+        outputs = ("bit-equal" if r.get("outputs_bit_equal")
+                   else f"within tolerance (max abs diff {r.get('outputs_max_abs_diff'):.1e})"
+                   if r.get("outputs_within_tolerance") else "**differ**")
+        out.append(f"| {r.get('model')} | {r.get('graphs_original')} → {r.get('graphs_fixed')} | "
+                   + " | ".join(_stat(ratios.get(k)) for k, _ in LATENCY_METRICS)
+                   + f" | {fmt(steady_o * 1e3 if steady_o else None, 3)} / {fmt(steady_f * 1e3 if steady_f else None, 3)}"
+                   f" | {outputs} |")
     out.append("")
-    if data.get("left_out"):
-        out += [f"Left out: {data['left_out']}", ""]
+    summary = data.get("summary") or {}
+    if summary:
+        out += ["Geometric mean of the rows' median ratios: "
+                + ", ".join(f"{label} {fmt((summary.get(k) or {}).get('geomean_of_median_ratios'))}"
+                            for k, label in LATENCY_METRICS)
+                + f" (over {max((v.get('rows') or 0) for v in summary.values())} rows).", ""]
+    left = sorted(set(data.get("rows_left_out") or []) | set(data.get("rows_not_started") or []))
+    if left:
+        out += [f"Rows not measured: {', '.join(left)}.", ""]
     if data.get("notes"):
         out += [f"Notes: {data['notes']}", ""]
     return out
@@ -250,13 +270,12 @@ def plot_latency(results: Path, data: dict):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in data.get("rows", []) if not r.get("error") and r.get("ratios")]
+    rows = [r for r in data.get("rows", []) if any((r.get("ratios") or {}).values())]
     if not rows:
         return None
-    kinds = [("compile", "compile time"), ("cold_start", "cold start"), ("steady", "steady state")]
-    width = 0.8 / len(kinds)
-    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
-    for i, (key, label) in enumerate(kinds):
+    width = 0.8 / len(LATENCY_METRICS)
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 1.1), 4.5))
+    for i, (key, label) in enumerate(LATENCY_METRICS):
         med, lo, hi = [], [], []
         for r in rows:
             s = r["ratios"].get(key) or {}
@@ -267,7 +286,7 @@ def plot_latency(results: Path, data: dict):
         ax.bar([x + i * width for x in range(len(rows))], med, width, yerr=[lo, hi], capsize=2, label=label)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
-    ax.set_xticklabels([r.get("row") for r in rows], rotation=45, ha="right", fontsize=8)
+    ax.set_xticklabels([r.get("model") for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("original / fixed (>1: fixed is faster)")
     ax.set_title("Inductor on CPU: latency ratios, median and range over repetitions")
     ax.legend(fontsize=8)
