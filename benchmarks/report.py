@@ -305,25 +305,83 @@ def tool_speed_section(results: Path, plots: list) -> list[str]:
     out = ["## 3. Tool speed", ""]
     if data is None:
         return out + missing("tool-speed.json")
-    corpus = data.get("corpus", {})
-    out += [f"Corpus: {corpus.get('files')} files, {fmt((corpus.get('bytes') or 0) / 1e6, 1)} MB "
-            f"({corpus.get('root') or 'the installed transformers package'}).", ""]
-    if data.get("arms_described"):
-        out += [f"- **{k}**: {v}" for k, v in data["arms_described"].items()] + [""]
-    out += ["| arm | threads | seconds (median, range) | files/s | MB/s | peak RSS (MB) |",
-            "| --- | --- | --- | --- | --- | --- |"]
-    for m in data.get("measurements", []):
-        out.append(f"| {m.get('arm')} | {m.get('threads')} | {_stat(m.get('seconds'), 2)} | "
-                   f"{fmt(m.get('files_per_s'), 0)} | {fmt(m.get('mb_per_s'), 2)} | {fmt(m.get('peak_rss_mb'), 0)} |")
+    pkg = data.get("package", {})
+    gm = data.get("graphmend", {})
+    machine = data.get("machine", {})
+    totals = gm.get("check_totals") or {}
+    out += [f"Corpus: every .py file of the installed {pkg.get('name')} {pkg.get('version')} package: "
+            f"{pkg.get('files')} files, {fmt(pkg.get('mb'), 1)} MB. {gm.get('version') or 'graphmend'} "
+            f"({gm.get('build_type')} build) reported {totals.get('sites')} sites there "
+            f"({totals.get('fixed')} fixable, {totals.get('refused')} refused). LibCST {data.get('libcst_version')}. "
+            f"{data.get('reps')} interleaved repetitions on {machine.get('cpus')} CPUs, "
+            f"Python {machine.get('python')}; load average {_load(machine.get('loadavg_start'))} at the start, "
+            f"{_load(machine.get('loadavg_end'))} at the end.", ""]
+    out += [f"- **{k}**: {v}" for k, v in (data.get("arms") or {}).items()] + [""]
+    out += ["| arm | threads | processes | wall s, median (min–max) | files/s | MB/s | CPU s | peak RSS MB |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for m in data.get("results", []):
+        out.append(f"| {m.get('arm')} | {m.get('threads')} | {m.get('processes')} | {_stat(m.get('wall_s'))} | "
+                   f"{fmt((m.get('files_per_s') or {}).get('median'), 1)} | "
+                   f"{fmt((m.get('mb_per_s') or {}).get('median'), 2)} | "
+                   f"{fmt((m.get('cpu_s') or {}).get('median'))} | {fmt((m.get('peak_rss_mb') or {}).get('median'), 1)} |")
+    out += ["", "Ratios of graphmend to the others, median of the per-repetition ratios (min–max). Speed: the other's "
+            "wall time / graphmend's (above 1: graphmend is faster). CPU: the other's CPU time / graphmend's. "
+            "Peak RSS: graphmend's / the other's (above 1: graphmend uses more memory).", "",
+            "| threads | graphmend vs | speed | CPU | peak RSS |", "| --- | --- | --- | --- | --- |"]
+    for r in data.get("ratios", []):
+        def per(key):
+            v = r.get(key) or {}
+            return _stat(v.get("per_rep") or {"median": v.get("median")})
+        out.append(f"| {r.get('threads')} | {r.get('other')} | {per('speed')} | {per('cpu_efficiency')} | "
+                   f"{per('peak_rss')} |")
     out.append("")
-    if data.get("ratios"):
-        out += ["| ratio | value |", "| --- | --- |"]
-        out += [f"| {k} | {fmt(v)} |" for k, v in data["ratios"].items()]
-        out.append("")
+    if data.get("scaling"):
+        out += ["Throughput with 2 threads (or 2 worker processes) over 1: "
+                + ", ".join(f"{arm} {fmt(v.get('2'))}" for arm, v in data["scaling"].items()) + ".", ""]
     if data.get("notes"):
         out += [f"Notes: {data['notes']}", ""]
-    out += [f"Made by `{data.get('command') or COMMANDS['tool-speed.json']}`.", ""]
+    out += [f"Made by `{data.get('command') or COMMANDS['tool-speed.json']}` ({data.get('created')}).", ""]
+    png = plot_tool_speed(results, data)
+    if png:
+        plots.append(png)
+        out += [f"![files per second by arm and threads](results/{png.name})", ""]
     return out
+
+
+def _load(values) -> str:
+    return " / ".join(f"{v:.1f}" for v in values) if values else "–"
+
+
+def plot_tool_speed(results: Path, data: dict):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = data.get("results", [])
+    if not rows:
+        return None
+    arms = list(dict.fromkeys(m.get("arm") for m in rows))
+    threads = sorted({m.get("threads") for m in rows})
+    width = 0.8 / len(threads)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, t in enumerate(threads):
+        vals = []
+        for arm in arms:
+            m = next((x for x in rows if x.get("arm") == arm and x.get("threads") == t), None)
+            vals.append(((m or {}).get("files_per_s") or {}).get("median") or 0)
+        ax.bar([x + i * width for x in range(len(arms))], vals, width, label=f"{t} thread(s) / process(es)")
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(arms))])
+    ax.set_xticklabels(arms)
+    ax.set_ylabel("files per second (median)")
+    ax.set_title(f"{(data.get('package') or {}).get('files')} files of transformers: graphmend check, "
+                 "ast.parse, LibCST round trip", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    png = results / "tool-speed.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
 
 
 def render(results: Path) -> str:
