@@ -934,7 +934,7 @@ private:
             return site;
         }
         for (const auto& name : checker.dead_targets) {
-            if (name != "_" && scope.read_outside.contains(name)) {
+            if (scope.read_outside.contains(name)) {
                 site.reason = fmt::format("`{}`, unpacked with a cached value, is read after the `if`", name);
                 return site;
             }
