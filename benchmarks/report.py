@@ -154,13 +154,38 @@ def reference_section(results: Path, plots: list) -> list[str]:
     return out
 
 
-def plot_reference(results: Path, pins: dict, latest: dict | None):
+def grouped_bars(png: Path, groups: list, series: list, *, ylabel: str, title: str, figsize=None,
+                 rotation=45, legend=None, baseline=None) -> Path:
+    """One grouped bar chart written to `png`: `groups` label the x axis; each series is
+    (label, values[, color][, (below, above) error bars]), one bar per group."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=figsize or (max(8, len(groups) * 0.9), 4.5))
+    for i, (label, values, *extra) in enumerate(series):
+        color = next((e for e in extra if isinstance(e, str)), None)
+        errors = next((e for e in extra if isinstance(e, tuple)), None)
+        ax.bar([x + i * width for x in range(len(groups))], values, width, label=label, color=color,
+               yerr=list(errors) if errors else None, capsize=2 if errors else 0)
+    if baseline is not None:
+        ax.axhline(baseline, color="black", linewidth=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
+    ax.set_xticklabels(groups, rotation=rotation, ha="right" if rotation else "center", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(**(legend or {"fontsize": 8}))
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+def plot_reference(results: Path, pins: dict, latest: dict | None):
     rows = [r["row"] for r in pins["rows"]]
+
     def series(data, key):
         by_row = {r["row"]: r.get(key) for r in (data or {}).get("rows", [])}
         return [by_row.get(name) if by_row.get(name) is not None else 0 for name in rows]
@@ -172,20 +197,9 @@ def plot_reference(results: Path, pins: dict, latest: dict | None):
     if latest is not None:
         bars += [("latest before", series(latest, "breaks_before"), "#92c5de"),
                  ("latest after", series(latest, "breaks_after"), "#0571b0")]
-    width = 0.8 / len(bars)
-    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
-    for i, (label, values, color) in enumerate(bars):
-        ax.bar([x + i * width for x in range(len(rows))], values, width, label=label, color=color)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
-    ax.set_xticklabels(rows, rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("graph breaks (FX graphs − 1)")
-    ax.set_title("Graph breaks per reference row, before and after graphmend")
-    ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    png = results / "reference-breaks.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return png
+    return grouped_bars(results / "reference-breaks.png", rows, bars, ylabel="graph breaks (FX graphs − 1)",
+                        title="Graph breaks per reference row, before and after graphmend",
+                        legend={"fontsize": 7, "ncol": 3})
 
 
 # --- latency ----------------------------------------------------------------------------------
@@ -272,17 +286,11 @@ def latency_table(data: dict) -> list[str]:
 
 
 def plot_latency(results: Path, data: dict):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = [r for r in data.get("rows", []) if any((r.get("ratios") or {}).values())]
     if not rows:
         return None
-    width = 0.8 / len(LATENCY_METRICS)
-    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 1.1), 4.5))
-    for i, (key, label) in enumerate(LATENCY_METRICS):
+    bars = []
+    for key, label in LATENCY_METRICS:
         med, lo, hi = [], [], []
         for r in rows:
             s = r["ratios"].get(key) or {}
@@ -290,18 +298,10 @@ def plot_latency(results: Path, data: dict):
             med.append(m)
             lo.append(max(0, m - (s.get("min") if s.get("min") is not None else m)))
             hi.append(max(0, (s.get("max") if s.get("max") is not None else m) - m))
-        ax.bar([x + i * width for x in range(len(rows))], med, width, yerr=[lo, hi], capsize=2, label=label)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
-    ax.set_xticklabels([r.get("model") for r in rows], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("original / fixed (>1: fixed is faster)")
-    ax.set_title("Inductor on CPU: latency ratios, median and range over repetitions")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    png = results / "latency-cpu.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return png
+        bars.append((label, med, (lo, hi)))
+    return grouped_bars(results / "latency-cpu.png", [r.get("model") for r in rows], bars,
+                        ylabel="original / fixed (>1: fixed is faster)", rotation=30, baseline=1.0,
+                        title="Inductor on CPU: latency ratios, median and range over repetitions")
 
 
 # --- tool speed -------------------------------------------------------------------------------
@@ -361,35 +361,21 @@ def _load(values) -> str:
 
 
 def plot_tool_speed(results: Path, data: dict):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = data.get("results", [])
     if not rows:
         return None
     arms = list(dict.fromkeys(m.get("arm") for m in rows))
-    threads = sorted({m.get("threads") for m in rows})
-    width = 0.8 / len(threads)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for i, t in enumerate(threads):
+    bars = []
+    for t in sorted({m.get("threads") for m in rows}):
         vals = []
         for arm in arms:
             m = next((x for x in rows if x.get("arm") == arm and x.get("threads") == t), None)
             vals.append(((m or {}).get("files_per_s") or {}).get("median") or 0)
-        ax.bar([x + i * width for x in range(len(arms))], vals, width, label=f"{t} thread(s) / process(es)")
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(arms))])
-    ax.set_xticklabels(arms)
-    ax.set_ylabel("files per second (median)")
-    ax.set_title(f"{(data.get('package') or {}).get('files')} files of transformers: graphmend check, "
-                 "ast.parse, LibCST round trip", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    png = results / "tool-speed.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return png
+        bars.append((f"{t} thread(s) / process(es)", vals))
+    return grouped_bars(results / "tool-speed.png", arms, bars, ylabel="files per second (median)",
+                        figsize=(7, 4), rotation=0,
+                        title=f"{(data.get('package') or {}).get('files')} files of transformers: graphmend check, "
+                              "ast.parse, LibCST round trip")
 
 
 def render(results: Path) -> str:

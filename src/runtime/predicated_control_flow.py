@@ -44,6 +44,11 @@ def _graphmend_predicated_runtime():
     def traced_tensor(value):
         return isinstance(value, Tensor) and is_compiling()
 
+    # A one-element tensor test as a 0-d bool tensor (non-zero is true, as `if` reads it).
+    def as_bool(pred):
+        p = pred.reshape(())
+        return p if p.dtype == torch.bool else p != 0
+
     def select(pred, a, b):
         if isinstance(a, Tensor) or isinstance(b, Tensor):
             if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
@@ -90,9 +95,7 @@ def _graphmend_predicated_runtime():
             b = if_false()
             needs_grad = requires_grad(a) or requires_grad(b)
             if grad_safe or not needs_grad:
-                p = pred.reshape(())
-                if p.dtype != torch.bool:
-                    p = p != 0
+                p = as_bool(pred)
                 value = select(p, a, b)
                 if value is not no_select:
                     # a and b only told the kinds, shapes and dtypes; unused, they are
@@ -156,9 +159,7 @@ def _graphmend_predicated_runtime():
     def update(pred, obj, name, op, value):
         buf = getattr(obj, name)
         if traced_tensor(pred) and pred.numel() == 1 and isinstance(buf, Tensor) and not buf.requires_grad:
-            p = pred.reshape(())
-            if p.dtype != torch.bool:
-                p = p != 0
+            p = as_bool(pred)
             delta = torch.where(p, value, 0)
             if op == "+=":
                 buf.add_(delta)
@@ -267,9 +268,7 @@ def _graphmend_predicated_runtime():
             if_false(b)
             plan = rebind_plan(obj, a, b)
             if plan is not None:
-                p = pred.reshape(())
-                if p.dtype != torch.bool:
-                    p = p != 0
+                p = as_bool(pred)
                 for name, ta, tb, persistent in plan:
                     # What register_buffer does for a name that is already a buffer, without
                     # its hasattr(), which would make Dynamo guard on the old buffer's identity.
