@@ -334,6 +334,29 @@ def check_refused(fix, value, original_bytes, fixed, outputs_ok, state_ok, expec
 
 # ---------------------------------------------------------------------------- runner
 
+def check_training(python, original, fixed, workdir, e, timeout=600):
+    """`gradients: identical` / `training: identical`, run by _harness/train_arm.py."""
+    c = Check(e.key, "expect", e.text)
+    if not e.value.lower().startswith("identical"):
+        c.fail(f"unsupported value {e.value!r}")
+        return c
+    out = workdir / f"{e.key}.json"
+    cmd = [python, "-m", "_harness.train_arm", str(original), str(fixed), "--key", e.key, "--out", str(out)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=timeout,
+                              cwd=Path(__file__).resolve().parents[1])
+    except subprocess.TimeoutExpired:
+        c.fail(f"timed out after {timeout}s")
+        return c
+    if proc.returncode != 0 or not out.exists():
+        c.fail(f"train_arm exited {proc.returncode}: {proc.stderr[-1500:]}")
+        return c
+    result = json.loads(out.read_text())
+    for d in result["details"]:
+        c.fail(d)
+    return c
+
+
 def run_case(path, workdir, python=sys.executable, log_level=None, grad=False):
     """Fix and run one case file; returns the result dict (see module docstring)."""
     path = Path(path).resolve()
@@ -369,6 +392,8 @@ def run_case(path, workdir, python=sys.executable, log_level=None, grad=False):
             checks.append(c)
         elif e.key == "refused":
             checks.append(check_refused(fix, e.value, original_bytes, fixed, outputs.ok, state.ok, e.text))
+        elif e.key in ("gradients", "training"):
+            checks.append(check_training(python, original, fixed, workdir, e))
         elif e.key in ("outputs", "state"):
             c = outputs if e.key == "outputs" else state
             if not e.value.lower().startswith("identical"):

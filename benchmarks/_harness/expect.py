@@ -11,7 +11,7 @@ import dataclasses
 import re
 
 KNOWN_KEYS = ("graphs-after", "outputs", "stdout", "stderr", "warnings", "logs",
-              "raises", "untouched", "refused", "state")
+              "raises", "untouched", "refused", "state", "gradients", "training")
 
 _LINE = re.compile(r"^#\s*expect:\s*([A-Za-z][\w-]*)\s*:\s*(.*?)\s*$")
 

@@ -91,6 +91,22 @@ public:
     /// True when the class is an nn.Module subclass (false for a class the file does not define).
     [[nodiscard]] bool is_module_class(std::size_t file, const std::string& class_name) const;
 
+    // Name resolution for the value analysis (src/analysis/calls.cpp).
+    /// The project function a call names: a module-level function (`f(...)`,
+    /// `module.f(...)`), a method of `owner` (a class of `file`, "" for none) or of its
+    /// bases (`self.m(...)`, `cls.m(...)`, `super().m(...)`), or `Class.m(...)`.
+    [[nodiscard]] std::optional<FunctionRef> callee(std::size_t file, const syntax::Node& call,
+                                                    const std::string& owner) const;
+    /// The project class an expression names (`Name`, `module.Name`), as (file, class).
+    [[nodiscard]] std::optional<std::pair<std::size_t, std::string>> class_named(std::size_t file,
+                                                                               const syntax::Node& expr) const;
+    /// The method `name` of a class or, failing that, of its bases (first found).
+    [[nodiscard]] std::optional<FunctionRef> find_method(std::size_t file, const std::string& cls,
+                                                         const std::string& name) const;
+    /// The dotted name outside the project an expression resolves to through the file's
+    /// imports (`F.relu` -> "torch.nn.functional.relu"), or "".
+    [[nodiscard]] std::string external_name(std::size_t file, const syntax::Node& expr) const;
+
 private:
     struct Symbol {  // what a name resolves to
         enum Kind { None, Module, Class, Function, External } kind = None;

@@ -14,6 +14,7 @@
 
 #include "graphmend/analysis.hpp"
 #include "graphmend/edits.hpp"
+#include "graphmend/values.hpp"
 
 namespace graphmend::rules {
 
@@ -42,10 +43,11 @@ struct Site {
     std::string reason;       // why it was refused (empty when fixed)
 };
 
-/// What a rule sees: the project and the index of the file being checked.
+/// What a rule sees: the project, its value analysis and the index of the file being checked.
 struct Context {
     const analysis::Project& project;
     std::size_t file;
+    const analysis::Values& values;
     [[nodiscard]] const analysis::SourceFile& source() const { return project.files()[file]; }
 };
 

@@ -101,9 +101,10 @@ std::string location(const std::string& path, syntax::LineCol where) {
 
 // Runs the rules over one file of the project and applies its fixes to `out`. Reads only
 // the (immutable) project and this file's tree: files are fixed in parallel.
-void fix_one(const analysis::Project& project, std::size_t f, const FixOptions& options, FileOutcome& out) {
+void fix_one(const analysis::Project& project, const analysis::Values& values, std::size_t f,
+             const FixOptions& options, FileOutcome& out) {
     const analysis::SourceFile& file = project.files()[f];
-    const rules::Context ctx{project, f};
+    const rules::Context ctx{project, f, values};
     for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
@@ -191,9 +192,10 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
     }
     parsed.clear();
     const analysis::Project project(std::move(files));
+    const analysis::Values values(project);
     // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
     parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
-        fix_one(project, f, options, outcomes[input_of_file[f]]);
+        fix_one(project, values, f, options, outcomes[input_of_file[f]]);
     });
     return outcomes;
 }

@@ -50,10 +50,13 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "graphmend/check_call.hpp"
 #include "graphmend/deferred_call.hpp"
+#include "graphmend/scalar_reads.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "graphmend/rule.hpp"
 
@@ -124,31 +127,123 @@ bool is_literal(const Node& n) {
     return n.is("true") || n.is("false") || n.is("none") || n.is("integer") || n.is("float") || n.is("string");
 }
 
+// How two branch values provably differ in kind, or "": None against a tensor, or tuples
+// of different lengths (element by element).
+std::string kind_clash(const analysis::Value& a, const analysis::Value& b, const std::string& where = "") {
+    using analysis::kNone;
+    using analysis::kTensor;
+    if ((a.only(kNone) && b.tensor()) || (b.only(kNone) && a.tensor())) {
+        return fmt::format("None against a tensor{}", where);
+    }
+    if (!a.items.empty() && !b.items.empty()) {
+        if (a.items.size() != b.items.size()) return fmt::format("tuples of {} and {} values{}", a.items.size(), b.items.size(), where);
+        for (std::size_t i = 0; i < a.items.size(); ++i) {
+            if (auto c = kind_clash(a.items[i], b.items[i], fmt::format(" at position {}", i + 1)); !c.empty()) return c;
+        }
+    }
+    return "";
+}
+
 // --- branches -----------------------------------------------------------------------------
+
+// What a branch reads that may carry gradients: locals and parameters read before the
+// branch assigns them, and `self.NAME` (parameters, buffers, submodules).
+struct Reads {
+    std::map<std::string, Node> roots;  // name or "self.NAME" -> a node that reads it
+    std::set<std::string> assigned;
+};
+
+void collect_reads(const Node& expr, const std::set<std::string>& locals, Reads& r) {
+    syntax::walk(expr, [&](const Node& n) {
+        if (n.is("attribute") && n.field("object").is("identifier") && n.field("object").text() == "self") {
+            r.roots.emplace(std::string(n.text()), n);
+            return false;
+        }
+        if (n.is("identifier") && is_read(n)) {
+            const std::string name(n.text());
+            if (locals.contains(name) && !r.assigned.contains(name) && name != "self") r.roots.emplace(name, n);
+        }
+        return true;
+    });
+}
 
 struct Statement {
     // Rebind, SetAttr and Cache are module state (the state form, _graphmend_if_state):
     // `self.register_buffer("NAME", V, ...)`, `self.NAME = self.NAME.to(...)` and
     // `if not hasattr(self, "NAME"): self.NAME[, _] = MAKE`; `raw` is the expression
     // the branch lambda evaluates for it.
-    enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache } kind = Assign;
+    // Check: `if TEST: raise E(...)` inside the branch; `raw` is its _graphmend_check call
+    // with kGate where the branch's gate goes. An Assign with `copy` set is
+    // `NAME.copy_(SRC)` on a fresh local (`value` is the call).
+    enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache, Check } kind = Assign;
     std::string name{};  // Assign; the buffer or attribute of Rebind / SetAttr / Cache
     Node value{};        // may be invalid for a bare `return`
     std::string effect{};  // Effect: the arguments of _graphmend_when after the test
     std::string raw{};     // Assign: a value already written in terms of lambda locals
                          // Update: the operator, "+=" or "-="
+    bool copy = false;
 };
+
+// Where a branch's gate goes in a Check's test.
+constexpr std::string_view kGate = "\x01";
 
 struct Branch {
     Node test;  // invalid for `else`
     std::vector<Statement> body;
     bool returns = false;
+    std::string gate{};  // with a Check: the test under which this branch runs
 };
+
+// `NAME` is a fresh local that `stmt` only writes with `NAME.copy_(...)`: its one
+// assignment, before `stmt`, makes a new tensor (zeros_like, new_zeros, clone, ...), no
+// statement between them reads it (no alias can exist), and `stmt` reads it only as the
+// receiver of copy_. Then `NAME.copy_(SRC)` can become `NAME = copy of NAME with SRC`.
+bool fresh_local(const Node& def, const Node& stmt, const std::string& name) {
+    static const std::set<std::string_view> kFactories{
+        "zeros_like", "ones_like", "empty_like", "full_like", "zeros", "ones", "empty", "full",
+        "new_zeros", "new_ones", "new_empty", "new_full", "clone"};
+    std::vector<Node> assignments;
+    bool ok = true;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (!ok || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("assignment") || n.is("augmented_assignment") || n.is("named_expression") || n.is("for_statement") ||
+            n.is("with_item")) {
+            syntax::walk(n.is("named_expression") ? n.field("name") : n.is("with_item") ? n : n.field("left"),
+                         [&](const Node& t) {
+                             if (t.is("identifier") && t.text() == name && !(t.parent().is("attribute"))) {
+                                 assignments.push_back(n);
+                             }
+                             return !t.is("attribute") && !t.is("subscript");
+                         });
+        }
+        if (n.is("identifier") && n.text() == name && is_read(n)) {
+            const bool inside = stmt.begin() <= n.begin() && n.end() <= stmt.end();
+            if (inside) {
+                const Node attr = n.parent();
+                ok = attr.is("attribute") && attr.field("object") == n && attr.field("attribute").text() == "copy_" &&
+                     attr.parent().is("call");
+            } else if (!assignments.empty() && n.begin() > assignments[0].end() && n.begin() < stmt.begin()) {
+                ok = false;
+            }
+        }
+        return true;
+    });
+    if (!ok || assignments.size() != 1 || !assignments[0].is("assignment") ||
+        !assignments[0].field("left").is("identifier") || assignments[0].end() > stmt.begin()) {
+        return false;
+    }
+    const Node right = assignments[0].field("right");
+    if (!right || !right.is("call")) return false;
+    const Node fn = right.field("function");
+    return fn.is("attribute") && kFactories.contains(fn.field("attribute").text());
+}
 
 struct Checker {
     const Context& ctx;
     std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
     std::set<std::string> buffers;                   // self.register_buffer("NAME", ...)
+    Node site_def{};   // the function, and the statement being rewritten (for fresh locals)
+    Node site_stmt{};
     bool grad_unsafe = false;
     int unpacks = 0;
     int calls = 0;                // calls in the branches: with a submodule call, their cost
@@ -255,9 +350,69 @@ struct Checker {
         return why;
     }
 
-    std::string call_impurity(const Node& call) {
+    // Why a project function's body is not known to be pure, or "": it binds only its own
+    // names, and every call in it is pure (project functions are followed `depth` deep).
+    std::string function_impurity(const analysis::FunctionRef& ref, int depth) {
+        if (depth > 3) return "calls nested too deep to check";
+        const Node body = ref.node.field("body");
+        const std::string owner = enclosing_class(ref.node);
+        std::string why;
+        syntax::walk(body, [&](const Node& n) {
+            if (!why.empty()) return false;
+            if (n.is("function_definition") || n.is("class_definition") || n.is("global_statement") ||
+                n.is("nonlocal_statement") || n.is("delete_statement") || n.is("yield") || n.is("await") ||
+                n.is("raise_statement") || n.is("try_statement") || n.is("with_statement")) {
+                why = fmt::format("a `{}`", n.type());
+                return false;
+            }
+            if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier") &&
+                !n.field("left").is("pattern_list") && !n.field("left").is("tuple_pattern")) {
+                why = fmt::format("it stores into `{}`", n.field("left").text());
+                return false;
+            }
+            if (n.is("call")) {
+                const Node fn = n.field("function");
+                if (auto callee = ctx.project.callee(ref.file, n, owner)) {
+                    why = function_impurity(*callee, depth + 1);
+                    return why.empty();
+                }
+                if (fn.is("attribute") && fn.field("object").text() == "self") {
+                    why = fmt::format("it calls {}()", fn.text());
+                    return false;
+                }
+                const int saved = calls;
+                why = call_impurity(n, false);
+                calls = saved;
+                return why.empty();
+            }
+            return true;
+        });
+        return why;
+    }
+
+    static std::string enclosing_class(const Node& fn) {
+        for (Node p = fn.parent(); p; p = p.parent()) {
+            if (p.is("class_definition")) return text(p.field("name"));
+            if (p.is("function_definition")) break;
+        }
+        return "";
+    }
+
+    std::string call_impurity(const Node& call, bool follow = true) {
         const Node fn = call.field("function");
         ++calls;
+        if (follow) {
+            Node def = analysis::enclosing_function(call);
+            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+            if (def) {
+                if (auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def))) {
+                    if (auto why = function_impurity(*callee, 0); !why.empty()) {
+                        return fmt::format("calls {}(), which is not pure: {}", fn.text(), why);
+                    }
+                    return "";
+                }
+            }
+        }
         if (fn.is("identifier")) {
             if (kPureBuiltins.contains(fn.text())) return "";
             return fmt::format("calls {}(), which is not known to be pure", fn.text());
@@ -299,6 +454,33 @@ struct Checker {
                 }
                 out.body.push_back({Statement::Return, "", value});
                 out.returns = true;
+                continue;
+            }
+            if (stmt.is("if_statement") && is_raise_check(stmt)) {
+                // A check inside the branch: it must fire only when this branch would have
+                // run, so its test is gated by the branch's own (Branch::gate).
+                const Node test = stmt.field("condition");
+                std::set<std::string> assigned;
+                for (const auto& st : out.body) {
+                    if (st.kind == Statement::Assign) assigned.insert(st.name);
+                }
+                std::string why;
+                syntax::walk(stmt, [&](const Node& n) {
+                    if (n.is("identifier") && is_read(n) && assigned.contains(text(n))) {
+                        why = fmt::format("the check in the branch reads `{}`, assigned earlier in the branch", n.text());
+                    }
+                    return why.empty();
+                });
+                if (why.empty()) why = impurity(test);
+                if (!why.empty()) return why;
+                std::vector<Node> body;
+                for (const Node& c : stmt.field("consequence").named_children()) {
+                    if (!c.is("comment")) body.push_back(c);
+                }
+                const CheckCall c = check_call(std::string(kGate), body[0]);
+                if (!c.refused.empty()) return "the check in the branch: " + c.refused;
+                Statement st{Statement::Check, "", test, predicate(test), c.text};
+                out.body.push_back(std::move(st));
                 continue;
             }
             if (stmt.is("if_statement")) {
@@ -355,6 +537,21 @@ struct Checker {
                     continue;
                 }
                 return fmt::format("in-place update `{}`", e.text());
+            }
+            if (e.is("call") && e.field("function").is("attribute") &&
+                e.field("function").field("attribute").text() == "copy_" &&
+                e.field("function").field("object").is("identifier")) {
+                const std::string name = text(e.field("function").field("object"));
+                const auto args = e.field("arguments").named_children();
+                if (args.size() != 1 || args[0].is("keyword_argument") || !site_def || !site_stmt ||
+                    !fresh_local(site_def, site_stmt, name)) {
+                    return fmt::format("in-place `{}` on a tensor that outlives the branch", e.text());
+                }
+                if (auto why = impurity(args[0]); !why.empty()) return why;
+                Statement st{Statement::Assign, name, e};
+                st.copy = true;
+                out.body.push_back(std::move(st));
+                continue;
             }
             if (e.is("call")) {
                 const auto deferred = deferred_call(ctx, e);
@@ -591,6 +788,25 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     };
     std::string result;
     for (const auto& st : b.body) {
+        if (st.kind == Statement::Check) {
+            std::string call = st.raw;
+            const std::string gated = fmt::format("_graphmend_and({}, lambda: {})", b.gate, st.effect);
+            call.replace(call.find(kGate), kGate.size(), gated);
+            steps.push_back(std::move(call));
+            continue;
+        }
+        if (st.copy) {
+            const std::string dst = text(st.value.field("function").field("object"));
+            const auto it = renamed.find(dst);
+            const std::string local = "_graphmend_" + st.name;
+            std::string value = fmt::format("_graphmend_copy({}, {})", it == renamed.end() ? dst : it->second,
+                                            substitute(st.value.field("arguments").named_children()[0]));
+            reads_renamed = true;  // the bindings form: a copy is never a plain value
+            steps.push_back(fmt::format("{} := {}", local, value));
+            values_at_step[st.name] = std::move(value);
+            renamed[st.name] = local;
+            continue;
+        }
         if (st.kind == Statement::Return) {
             result = !st.value ? "None"
                      : st.value.is("expression_list") ? "(" + substitute(st.value) + ")"
@@ -629,12 +845,63 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     return fmt::format("({}, {})[-1]", fmt::join(steps, ", "), result);
 }
 
+// `, only=lambda: (A, self.B)`: the values that some branch reads and another does not,
+// which may carry gradients (tensors, modules, or of unknown kind). Under a select the
+// branch not taken still gets a (zero) gradient, where the `if` left `grad` as None; so
+// the runtime keeps the `if` when grad mode is on and one of these requires grad.
+// `reads[i]` are the expressions branch i evaluates; `implicit`, the names an `if`
+// without else leaves as they were (its false branch reads them).
+std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
+                            const std::vector<std::vector<Node>>& reads, const std::vector<std::string>& implicit) {
+    std::vector<Reads> per;
+    for (std::size_t i = 0; i < branches.size(); ++i) {
+        Reads r;
+        std::size_t k = 0;
+        for (const auto& st : branches[i].body) {
+            if (st.value && k < reads[i].size() && reads[i][k] == st.value) {
+                collect_reads(st.value, scope.locals, r);
+                ++k;
+            }
+            if (st.kind == Statement::Assign) r.assigned.insert(st.name);
+        }
+        per.push_back(std::move(r));
+    }
+    if (!implicit.empty() || per.size() == 1) {
+        Reads r;
+        for (const auto& name : implicit) r.roots.emplace(name, Node());
+        per.push_back(std::move(r));
+    }
+    std::map<std::string, Node> one_sided;
+    for (const auto& r : per) {
+        for (const auto& [name, node] : r.roots) {
+            const bool everywhere = std::all_of(per.begin(), per.end(), [&](const Reads& o) { return o.roots.contains(name); });
+            if (everywhere) continue;
+            if (node) {
+                const analysis::Value v = ctx.values.eval(ctx.file, node);
+                if (v.kinds != 0 && !(v.kinds & (analysis::kTensor | analysis::kModule | analysis::kUnknown |
+                                                 analysis::kSeq))) {
+                    continue;  // a number, bool, None, string: no gradient
+                }
+            }
+            if (!one_sided.contains(name) || !one_sided[name]) one_sided[name] = node;
+        }
+    }
+    if (one_sided.empty()) return "";
+    std::vector<std::string> names;
+    for (const auto& [name, node] : one_sided) names.push_back(name);
+    return fmt::format(", only=lambda: ({},)", fmt::join(names, ", "));
+}
+
 class PredicatedControlFlowRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+            if (n.is("boolean_operator")) {
+                if (auto site = value_operator_site(ctx, n)) out.push_back(std::move(*site));
+                return true;
+            }
             if (!n.is("if_statement") && !n.is("conditional_expression")) return true;
             Node def = analysis::enclosing_function(n);
             while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
@@ -642,18 +909,92 @@ public:
             const Scope scope = scope_of(def, n);
             if (n.is("conditional_expression")) {
                 const auto parts = n.named_children();  // body, test, alternative
-                if (parts.size() == 3 && reads_data(parts[1], scope.tensor_names)) {
-                    out.push_back(site_for_expression(ctx, n, def, parts, scope));
+                if (parts.size() == 3 && (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], scope.tensor_names))) {
+                    Site site = site_for_expression(ctx, n, def, parts, scope);
+                    with_scalar_reads(site, scalar_reads(ctx, def, {parts[1]}));
+                    out.push_back(std::move(site));
                 }
                 return true;
             }
-            if (!reads_data(n.field("condition"), scope.tensor_names) || is_raise_check(n)) return true;
-            out.push_back(site_for(ctx, n, def, scope));
+            if (is_raise_check(n)) return true;
+            if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), scope.tensor_names)) return true;
+            std::vector<Node> tests{n.field("condition")};
+            for (const Node& alt : n.children()) {
+                if (alt.is("elif_clause")) tests.push_back(alt.field("condition"));
+            }
+            Site site = site_for(ctx, n, def, scope);
+            with_scalar_reads(site, scalar_reads(ctx, def, tests));
+            out.push_back(std::move(site));
             return true;
         });
     }
 
 private:
+    // True when `n` is (part of) the test of an if / elif / while / assert / conditional
+    // expression: the statement's own rewrite handles it.
+    static bool in_test_position(const Node& n) {
+        Node child = n;
+        Node p = n.parent();
+        while (p && (p.is("boolean_operator") || p.is("not_operator") || p.is("parenthesized_expression"))) {
+            child = p;
+            p = p.parent();
+        }
+        if (!p) return false;
+        if ((p.is("if_statement") || p.is("elif_clause") || p.is("while_statement")) && p.field("condition") == child) {
+            return true;
+        }
+        if (p.is("assert_statement")) return true;
+        if (p.is("conditional_expression")) {
+            const auto parts = p.named_children();
+            return parts.size() == 3 && parts[1] == child;
+        }
+        return false;
+    }
+
+    // `A and B` / `A or B` used as a value (`return (a >= lo).all() and (a <= hi).all()`),
+    // where A is a tensor: Python takes bool(A), a graph break (GB0170). Rewritten to
+    // _graphmend_and(A, lambda: B, value=True), which selects `B if A else A` with
+    // torch.where when both are tensors of one dtype, shape and device.
+    static std::optional<Site> value_operator_site(const Context& ctx, const Node& n) {
+        if (n.parent().is("boolean_operator") || in_test_position(n)) return std::nullopt;
+        for (Node p = n.parent(); p; p = p.parent()) {
+            if (p.is("lambda")) return std::nullopt;
+            if (p.is("function_definition")) break;
+        }
+        Node def = analysis::enclosing_function(n);
+        while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+        if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return std::nullopt;
+        if (!ctx.values.eval(ctx.file, n.field("left")).tensor()) return std::nullopt;
+        Site site = new_site(n, n.text());
+        site.what = std::string(n.text().substr(0, 57));
+        if (site.what.size() < n.text().size()) site.what += "...";
+        for (char& c : site.what) {
+            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        }
+        Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+        std::string why;
+        syntax::walk(n, [&](const Node& c) {
+            if (!why.empty()) return false;
+            if (c.is("not_operator")) why = "a `not` inside a tensor `and`/`or` used as a value";
+            return why.empty();
+        });
+        if (why.empty()) why = checker.impurity(n.field("right"));
+        if (!why.empty()) {
+            site.reason = why;
+            return site;
+        }
+        std::function<std::string(const Node&)> emit = [&](const Node& c) -> std::string {
+            return rebuild(c, [&](const Node& b) -> std::optional<std::string> {
+                if (!b.is("boolean_operator")) return std::nullopt;
+                return fmt::format("_graphmend_{}({}, lambda: {}, value=True)", b.field("operator").text(),
+                                   emit(b.field("left")), emit(b.field("right")));
+            });
+        };
+        site.fix = Fix{{{n.begin(), n.end(), emit(n)}}, Applicability::Safe, {"predicated_control_flow"}};
+        site.detail = "`and`/`or` on a tensor selected with torch.where";
+        return site;
+    }
+
     static Site new_site(const Node& n, std::string_view test) {
         Site site;
         site.rule = std::string(kInfo.name);
@@ -704,6 +1045,8 @@ private:
         Site site = new_site(stmt, stmt.field("condition").text());
 
         Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+        checker.site_def = def;
+        checker.site_stmt = stmt;
         std::vector<Branch> branches;
         branches.push_back({stmt.field("condition"), {}, false});
         site.reason = checker.convert(stmt.field("consequence"), branches.back());
@@ -773,6 +1116,29 @@ private:
         if (any_return && !all_return) {
             site.reason = "a branch returns while another falls through";
             return site;
+        }
+        if (all_return) {
+            // Values that provably differ in kind (None against a tensor, tuples of other
+            // lengths) cannot be selected: the runtime would evaluate both branches and then
+            // fall back to the `if`, breaking the graph more than before.
+            const Branch* first = nullptr;
+            analysis::Value first_value;
+            for (const auto& b : branches) {
+                const auto ret = std::find_if(b.body.begin(), b.body.end(),
+                                              [](const Statement& st) { return st.kind == Statement::Return; });
+                const analysis::Value v = ret->value ? ctx.values.eval(ctx.file, ret->value)
+                                                     : analysis::Value::of(analysis::kNone);
+                if (first == nullptr) {
+                    first = &b;
+                    first_value = v;
+                    continue;
+                }
+                if (auto clash = kind_clash(first_value, v); !clash.empty()) {
+                    site.reason = "the branches return values of different kinds (" + clash +
+                                  "): no select can express that";
+                    return site;
+                }
+            }
         }
         // Conditional counters (self.BUFFER += INT): one `if` without else, and no value in it
         // may read the buffer.
@@ -859,8 +1225,34 @@ private:
         }
 
         // Build the call from the last branch backwards: elif chains nest in the false lambda.
-        const std::string grad =
-            std::string(checker.grad_unsafe ? "False" : "True") + (checker.costly() ? ", costly=True" : "");
+        // Checks inside a branch fire only when the branch would have run: the test is
+        // bound once (`(_graphmend_pLINE := TEST)`) and gates them (`_graphmend_and(GATE, ...)`).
+        const bool has_checks = std::any_of(branches.begin(), branches.end(), [](const Branch& b) {
+            return std::any_of(b.body.begin(), b.body.end(), [](const Statement& st) { return st.kind == Statement::Check; });
+        });
+        std::string first_pred = predicate(branches[0].test);
+        if (has_checks) {
+            if (branches.size() > 2 || (branches.size() == 2 && branches[1].test)) {
+                site.reason = "a check inside a branch of an if/elif chain";
+                return site;
+            }
+            const std::string bound = fmt::format("_graphmend_p{}", stmt.position().line);
+            branches[0].gate = bound;
+            if (branches.size() == 2) branches[1].gate = fmt::format("_graphmend_not({})", bound);
+            first_pred = fmt::format("({} := {})", bound, first_pred);
+        }
+        std::vector<std::vector<Node>> reads;
+        for (const auto& b : branches) {
+            reads.emplace_back();
+            for (const auto& st : b.body) {
+                if (st.value) reads.back().push_back(st.value);
+            }
+        }
+        std::vector<std::string> implicit;  // an `if` without else leaves the live names as they were
+        if (!has_else) implicit = live;
+        const std::string grad = std::string(checker.grad_unsafe ? "False" : "True") +
+                                 (checker.costly() ? ", costly=True" : "") +
+                                 one_sided_reads(ctx, scope, branches, reads, implicit);
         std::string value;
         if (!has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
         std::vector<std::string> pieces;  // of the outermost call, laid out below
@@ -869,11 +1261,12 @@ private:
                 value = branch_value(*it, live);
                 continue;
             }
+            const std::string pred = it->test == branches[0].test ? first_pred : predicate(it->test);
             pieces = {fmt::format("{}_graphmend_if({},", all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
-                                  predicate(it->test)),
+                                  pred),
                       fmt::format("lambda: {},", branch_value(*it, live)), fmt::format("lambda: {},", value),
                       fmt::format("grad_safe={},", grad)};
-            value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", predicate(it->test),
+            value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", pred,
                                 branch_value(*it, live), value, grad);
         }
         site.end = span_end;
@@ -894,7 +1287,8 @@ private:
         }
         if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
         site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe,
-                       {"predicated_control_flow"}};
+                       has_checks ? std::vector<std::string>{"deferred_effects", "predicated_control_flow"}
+                                  : std::vector<std::string>{"predicated_control_flow"}};
         site.detail = checker.grad_unsafe
                           ? "selected with torch.where; the original control flow is kept when the branch values "
                             "require grad (a branch can produce inf/NaN)"

@@ -24,9 +24,11 @@
 // the graph, so a check raising inside the graph would skip them.
 #include <fmt/format.h>
 
+#include "graphmend/check_call.hpp"
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/scalar_reads.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -37,24 +39,6 @@ namespace {
 
 const RuleInfo kInfo{"GM301", "predicated-validation",
                      "data-dependent checks that raise, kept in the FX graph and still raising"};
-
-// The argument list text of a call with its message arguments deferred.
-std::string deferred_arguments(const Node& call) {
-    const Node list = call.field("arguments");
-    const std::string_view src = call.source().text();
-    std::string out;
-    std::uint32_t cursor = list.begin() + 1;
-    for (const Node& a : list.named_children()) {
-        if (a.is("comment") || a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) continue;
-        if (auto deferred = defer_message_expression(a)) {
-            out += src.substr(cursor, a.begin() - cursor);
-            out += *deferred;
-            cursor = a.end();
-        }
-    }
-    out += src.substr(cursor, list.end() - 1 - cursor);
-    return out;
-}
 
 // A statement before `check` in its function that updates state Dynamo would replay after
 // the graph, or an invalid Node.
@@ -91,13 +75,17 @@ public:
             if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             const auto tensors = tensor_locals(def);
             if (n.is("if_statement")) {
-                if (!is_raise_check(n) || !reads_data(n.field("condition"), tensors)) return true;
-                out.push_back(site_for(ctx, n, def, n.field("condition"),
-                                       n.field("consequence").named_children()[0]));
+                if (!is_raise_check(n)) return true;
+                if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors)) return true;
+                Site site = site_for(ctx, n, def, n.field("condition"), n.field("consequence").named_children()[0]);
+                with_scalar_reads(site, scalar_reads(ctx, def, {n.field("condition")}));
+                out.push_back(std::move(site));
             } else {
                 const auto parts = n.named_children();
-                if (parts.empty() || !reads_data(parts[0], tensors)) return true;
-                out.push_back(site_for(ctx, n, def, parts[0], Node()));
+                if (parts.empty() || (!ctx.values.data_test(ctx.file, parts[0]) && !reads_data(parts[0], tensors))) return true;
+                Site site = site_for(ctx, n, def, parts[0], Node());
+                with_scalar_reads(site, scalar_reads(ctx, def, {parts[0]}));
+                out.push_back(std::move(site));
             }
             return true;
         });
@@ -144,24 +132,12 @@ private:
         }
         std::string call;
         if (raise) {
-            const auto parts = raise.named_children();
-            if (parts.empty()) {
-                site.reason = "a bare `raise` re-raises the exception being handled";
+            const CheckCall c = check_call(predicate(test), raise);
+            if (!c.refused.empty()) {
+                site.reason = c.refused;
                 return site;
             }
-            const Node cause = raise.field("cause");
-            const bool from_none = cause && cause.is("none");
-            if ((cause && !from_none) || parts.size() > (from_none ? 2u : 1u)) {
-                site.reason = "`raise ... from CAUSE`: only `from None` is carried through the graph";
-                return site;
-            }
-            const Node exc = parts[0];
-            if (!exc.is("call") || !exc.field("arguments").is("argument_list")) {
-                site.reason = "raises an object rather than calling an exception class";
-                return site;
-            }
-            call = fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}){})", predicate(test),
-                               exc.field("function").text(), deferred_arguments(exc), from_none ? ", from_none=True" : "");
+            call = c.text;
         } else {
             const auto parts = stmt.named_children();
             std::string message;

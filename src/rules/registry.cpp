@@ -6,6 +6,7 @@ namespace graphmend::rules {
 std::unique_ptr<Rule> make_deferred_side_effect_rule();
 std::unique_ptr<Rule> make_predicated_control_flow_rule();
 std::unique_ptr<Rule> make_predicated_validation_rule();
+std::unique_ptr<Rule> make_data_dependent_shape_rule();
 
 const std::vector<std::unique_ptr<Rule>>& registry() {
     static const std::vector<std::unique_ptr<Rule>> rules = [] {
@@ -13,6 +14,7 @@ const std::vector<std::unique_ptr<Rule>>& registry() {
         r.push_back(make_deferred_side_effect_rule());
         r.push_back(make_predicated_control_flow_rule());
         r.push_back(make_predicated_validation_rule());
+        r.push_back(make_data_dependent_shape_rule());
         return r;
     }();
     return rules;

@@ -89,8 +89,21 @@ def _graphmend_predicated_runtime():
             return True
         return type(value) is tuple and len(value) > 0 and all(all_tensors(v) for v in value)
 
-    def if_(pred, if_true, if_false, grad_safe, costly=False):
-        if traced_tensor(pred) and pred.numel() == 1:
+    # Values that may carry gradients, read by one branch and not the other (`only`, a
+    # lambda): a select would give the untaken side a zero gradient where the `if` left
+    # None, which moves a parameter under momentum or weight decay.
+    def any_grad(value):
+        if isinstance(value, Tensor):
+            return value.requires_grad
+        if isinstance(value, torch.nn.Module):
+            return any(p.requires_grad for p in value.parameters())
+        if type(value) in (tuple, list):
+            return any(any_grad(v) for v in value)
+        return False
+
+    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None):
+        if traced_tensor(pred) and pred.numel() == 1 and not (
+                only is not None and torch.is_grad_enabled() and any_grad(only())):
             a = if_true()
             b = if_false()
             needs_grad = requires_grad(a) or requires_grad(b)
@@ -107,17 +120,33 @@ def _graphmend_predicated_runtime():
 
     # With a traced tensor on the left, both operands are evaluated (tests are pure) and
     # the result has the truthiness of `a and b` / `a or b`; it is only ever a test.
-    def and_(a, b):
+    # value=True: `a and b` used as a value (returned, assigned), not only as a test. Then
+    # the result must equal Python's (`b if a else a`): torch.where when a is a
+    # one-element tensor and b a tensor of a's shape, dtype and device; otherwise Python
+    # decides (and the graph breaks, as before).
+    def same_layout(a, b):
+        return (isinstance(b, Tensor) and a.numel() == 1 and a.shape == b.shape and a.dtype == b.dtype
+                and a.device == b.device)
+
+    def and_(a, b, value=False):
         if traced_tensor(a):
             b = b()
+            if value:
+                if same_layout(a, b):
+                    return torch.where(as_bool(a), b, a)
+                return b if a else a
             if not isinstance(b, Tensor):
                 return a if b else b
             return torch.logical_and(a, b)
         return b() if a else a
 
-    def or_(a, b):
+    def or_(a, b, value=False):
         if traced_tensor(a):
             b = b()
+            if value:
+                if same_layout(a, b):
+                    return torch.where(as_bool(a), a, b)
+                return a if a else b
             if not isinstance(b, Tensor):
                 return b if b else a
             return torch.logical_or(a, b)
@@ -280,6 +309,13 @@ def _graphmend_predicated_runtime():
                 return None
         return if_true(obj) if pred else if_false(obj)
 
+    # `NAME.copy_(SRC)` in a branch, on a fresh local nothing else refers to: the branch
+    # returns a copy of NAME holding SRC (same dtype, shape and device as NAME), which the
+    # select then binds to NAME.
+    def copy(dst, src):
+        return dst.clone().copy_(src)
+
+    rt.copy = copy
     rt.if_state = if_state
     rt.cache = cache
     rt.set_attr = set_attr
@@ -305,4 +341,5 @@ _graphmend_update = _graphmend_pred_rt.update
 _graphmend_if_state = _graphmend_pred_rt.if_state
 _graphmend_cache = _graphmend_pred_rt.cache
 _graphmend_set_attr = _graphmend_pred_rt.set_attr
+_graphmend_copy = _graphmend_pred_rt.copy
 # --- end of graphmend runtime: predicated_control_flow ---

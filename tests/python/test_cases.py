@@ -25,6 +25,13 @@ CASES = [
     ("tests/cases/c10_refuse_stateful_branch.py", []),
     ("tests/cases/c11_untouched_outside_forward.py", []),
     ("tests/cases/c12_format_preserved.py", []),
+    ("tests/cases/c13_where_arith_derived_predicate.py", []),
+    ("tests/cases/c14_refuse_none_or_tensor.py", []),
+    ("tests/cases/c15_where_helper_predicate.py", []),
+    ("tests/cases/c16_refuse_tolist_sizes_reported.py", []),
+    ("tests/cases/c17_item_local_predicate.py", []),
+    ("tests/cases/c18_training_untaken_param.py", []),
+    ("tests/cases/c19_check_inside_branch.py", []),
     ("models/demo_model.py", []),
     # Golden fixtures of the deferred-side-effect rule that carry `# expect:` lines.
     ("tests/fixtures/deferred-side-effect/message_forms.py", ["--log-level", "DEBUG"]),

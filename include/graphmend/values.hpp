@@ -1,0 +1,116 @@
+// graphmend value analysis: what kind of value each expression of the compiled scope
+// holds, and whether a Python value was read out of tensor data.
+//
+// A rule asks this instead of matching spellings: `if rho_t > 5.0:` is a data-dependent
+// test when `rho_t` was computed by arithmetic from a tensor argument, `if not
+// self.in_bounds(a):` is one when `in_bounds` returns a tensor, and `hits = x.sum().item()`
+// makes `hits` a Python number read from data (its graph break, GB0124, sits on the
+// `.item()` line, not on the test).
+//
+// The analysis is flow-insensitive inside a function (a name's value is the join of
+// every value assigned to it) and interprocedural within a project: a parameter's value
+// is the join of the arguments at every in-scope call site, plus what its annotation or
+// default says; a call of a project function or method, or of a project nn.Module,
+// takes the callee's return value. `forward`'s parameters without annotation or default
+// are tensors ("forward's tensor arguments are data"). Everything is computed in the
+// constructor; afterwards a Values object is immutable and may be queried from several
+// threads. Positions are the nodes of the project's trees (byte offsets into each file's
+// original UTF-8 text).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graphmend/analysis.hpp"
+
+namespace graphmend::analysis {
+
+/// The kinds a value may have: a set of these bits.
+enum Kind : std::uint16_t {
+    kTensor = 1,
+    kNumber = 2,   // int / float / complex
+    kBool = 4,
+    kNone = 8,
+    kStr = 16,
+    kSize = 32,    // torch.Size or a shape tuple
+    kModule = 64,  // an nn.Module
+    kSeq = 128,    // tuple / list / other container
+    kOther = 256,  // dtype, device, a Python module, a class, a function ...
+    kUnknown = 512,
+};
+
+/// The abstract value of an expression. `kinds` == 0 is "no value seen yet".
+struct Value {
+    std::uint16_t kinds = 0;
+    /// A Python value (number, bool, list) read out of tensor data: `.item()`, `.tolist()`,
+    /// `float(t)`, `bool(t)`, and what is computed from them.
+    bool data = false;
+    /// A tuple's elements, when every producer gave a tuple of this length.
+    std::vector<Value> items;
+    /// kModule: the class, "torch.nn.Linear" or "FILE:Class" for a project class.
+    std::string cls;
+
+    [[nodiscard]] bool tensor() const { return (kinds & kTensor) != 0; }
+    [[nodiscard]] bool only(std::uint16_t k) const { return kinds != 0 && (kinds & ~k) == 0; }
+    bool operator==(const Value&) const = default;
+
+    static Value of(std::uint16_t k, bool data = false) { return Value{k, data, {}, {}}; }
+};
+
+/// The least value holding both.
+Value join(const Value& a, const Value& b);
+
+/// A one-line description of a value's kinds ("tensor", "None or tensor", ...).
+std::string describe(const Value& v);
+
+class Values {
+public:
+    /// Analyses every in-scope function of `project` (which must outlive this object).
+    explicit Values(const Project& project);
+
+    /// The value of `expr`, an expression inside `file` (evaluated in its enclosing
+    /// function's environment; outside any analysed function, from its spelling alone).
+    [[nodiscard]] Value eval(std::size_t file, const syntax::Node& expr) const;
+
+    /// True when taking the truth value of `test` reads tensor data: it holds a tensor
+    /// (Python calls `bool()` on it: GB0170) or a Python value read from data. Identity
+    /// tests (`is`, `is not`), `isinstance` / `hasattr` and shapes are static.
+    [[nodiscard]] bool data_test(std::size_t file, const syntax::Node& test) const;
+
+    /// The locals of the function around `node` read by `node` that hold a Python value
+    /// read out of tensor data (`.item()` and the like), not a tensor.
+    [[nodiscard]] std::vector<std::string> data_scalars(std::size_t file, const syntax::Node& node) const;
+
+    /// The value a name has in the function (file, function_definition begin), or kinds 0.
+    [[nodiscard]] Value local(std::size_t file, const syntax::Node& function, const std::string& name) const;
+
+private:
+    struct Summary {
+        std::size_t file = 0;
+        syntax::Node fn;
+        std::string owner;  // the class the function is a method of, or ""
+        std::vector<std::string> params;
+        std::map<std::string, Value> env;
+        Value ret;
+    };
+    struct Frame;  // an evaluation in progress
+
+    void analyse(Summary& s);
+    void seed_params(Summary& s);
+    [[nodiscard]] Value eval_in(const Frame& f, const syntax::Node& e, int depth = 0) const;
+    [[nodiscard]] Value call_value(const Frame& f, const syntax::Node& call, int depth) const;
+    [[nodiscard]] Value self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const;
+    [[nodiscard]] const Summary* summary_of(std::size_t file, const syntax::Node& fn) const;
+    [[nodiscard]] const Summary* callee_of(const Frame& f, const syntax::Node& call, Value* module_value) const;
+    [[nodiscard]] std::string dotted_torch(std::size_t file, const syntax::Node& e) const;
+
+    const Project& project_;
+    std::map<std::pair<std::size_t, std::uint32_t>, Summary> summaries_;
+    // (file, class) -> attribute -> value, from `self.NAME = ...` / register_buffer in __init__.
+    std::map<std::pair<std::size_t, std::string>, std::map<std::string, Value>> attributes_;
+};
+
+}  // namespace graphmend::analysis

@@ -1,0 +1,699 @@
+// The value analysis: see include/graphmend/values.hpp.
+#include "graphmend/values.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+
+namespace graphmend::analysis {
+
+using syntax::Node;
+
+namespace {
+
+constexpr int kMaxDepth = 24;
+constexpr std::size_t kMaxItems = 8;
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+// Methods whose result reads tensor values; on a receiver of unknown kind they still
+// mark a tensor (`self.fc(x).abs().max()`), as the spelling-based analysis did.
+const std::set<std::string_view> kReductions{
+    "any",  "all",  "sum",   "mean",  "max",   "min",      "amax", "amin", "norm", "std", "var",
+    "abs",  "isnan", "isinf", "isfinite", "eq", "ne", "gt",  "lt",   "ge",   "le",   "count_nonzero",
+    "prod", "logical_and", "logical_or", "logical_not", "argmax", "argmin", "allclose"};
+
+// Tensor methods that do not return a tensor.
+const std::set<std::string_view> kTensorNumberMethods{"dim", "numel", "nelement", "element_size",
+                                                      "ndimension", "data_ptr", "get_device", "stride",
+                                                      "storage_offset", "__len__"};
+
+// torch.* names that return no tensor.
+const std::set<std::string_view> kTorchStatic{"finfo", "iinfo", "device", "dtype", "Size", "Generator",
+                                              "get_default_dtype", "typename", "numel", "result_type",
+                                              "promote_types", "can_cast", "no_grad", "enable_grad",
+                                              "set_grad_enabled", "inference_mode", "autocast", "compile"};
+
+// Sub-namespaces of torch whose functions return tensors.
+const std::set<std::string_view> kTorchTensorNamespaces{"torch", "torch.nn.functional", "torch.linalg",
+                                                        "torch.fft", "torch.special", "torch.Tensor"};
+
+// torch.nn modules whose forward returns one tensor.
+const std::set<std::string_view> kTensorModules{
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding", "Identity",
+    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
+    "Hardtanh", "Flatten", "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Sequential", "MaxPool1d",
+    "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Upsample", "PReLU"};
+
+Value join_items(const std::vector<Value>& items) {
+    Value v;
+    for (const auto& i : items) v = join(v, i);
+    return v;
+}
+
+bool is_identity_or_membership(const Node& comparison) {
+    for (const Node& c : comparison.children()) {
+        if (c.named()) continue;
+        const auto t = c.type();
+        if (t != "is" && t != "not" && t != "is not" && t != "in" && t != "not in" && t != "(" && t != ")") {
+            return false;
+        }
+    }
+    return true;
+}
+
+Value literal(const Node& e) {
+    if (e.is("integer") || e.is("float")) return Value::of(kNumber);
+    if (e.is("true") || e.is("false")) return Value::of(kBool);
+    if (e.is("none")) return Value::of(kNone);
+    if (e.is("string") || e.is("concatenated_string")) return Value::of(kStr);
+    return {};
+}
+
+// The value an annotation names (`torch.Tensor`, `Optional[torch.FloatTensor]`, `bool`).
+Value annotation_value(const Node& type) {
+    const std::string t(type.text());
+    Value v;
+    if (t.find("Tensor") != std::string::npos) v.kinds |= kTensor;
+    if (t.find("Optional") != std::string::npos || t.find("None") != std::string::npos) v.kinds |= kNone;
+    if (t == "bool") v.kinds |= kBool;
+    if (t == "int" || t == "float") v.kinds |= kNumber;
+    if (t == "str") v.kinds |= kStr;
+    if (v.kinds == 0 || v.kinds == kNone) v.kinds |= kUnknown;
+    return v;
+}
+
+}  // namespace
+
+Value join(const Value& a, const Value& b) {
+    if (a.kinds == 0) return b;
+    if (b.kinds == 0) return a;
+    Value v;
+    v.kinds = a.kinds | b.kinds;
+    v.data = a.data || b.data;
+    if (a.items.size() == b.items.size() && !a.items.empty()) {
+        for (std::size_t i = 0; i < a.items.size(); ++i) v.items.push_back(join(a.items[i], b.items[i]));
+    }
+    if (a.cls == b.cls) v.cls = a.cls;
+    return v;
+}
+
+std::string describe(const Value& v) {
+    static const std::pair<Kind, const char*> names[] = {
+        {kTensor, "tensor"}, {kNumber, "number"}, {kBool, "bool"}, {kNone, "None"}, {kStr, "str"},
+        {kSize, "size"},     {kModule, "module"}, {kSeq, "tuple"}, {kOther, "object"}, {kUnknown, "unknown"}};
+    std::vector<std::string> parts;
+    for (const auto& [k, name] : names) {
+        if (v.kinds & k) parts.emplace_back(name);
+    }
+    if (parts.empty()) return "nothing";
+    return fmt::format("{}", fmt::join(parts, " or "));
+}
+
+struct Values::Frame {
+    std::size_t file = 0;
+    const Summary* summary = nullptr;                   // null outside analysed functions
+    const std::map<std::string, Value>* env = nullptr;  // the function's names
+    std::set<std::string> locals;                       // names the function binds
+};
+
+Values::Values(const Project& project) : project_(project) {
+    const auto& files = project.files();
+    for (std::size_t f = 0; f < files.size(); ++f) {
+        // Attributes of every class: `self.NAME = ...` and register_buffer in __init__.
+        for (const auto& [cls, info] : files[f].index.classes) {
+            auto& attrs = attributes_[{f, cls}];
+            const auto init = info.methods.find("__init__");
+            if (init == info.methods.end()) continue;
+            syntax::walk(init->second.field("body"), [&](const Node& n) {
+                if (n.is("call") && n.field("function").text() == "self.register_buffer") {
+                    const auto args = n.field("arguments").named_children();
+                    if (!args.empty() && args[0].is("string")) {
+                        const std::string name(args[0].text());
+                        if (name.size() > 2) attrs[name.substr(1, name.size() - 2)] = Value::of(kTensor | kNone);
+                    }
+                }
+                if (!n.is("assignment")) return true;
+                const Node left = n.field("left");
+                const Node right = n.field("right");
+                if (!left.is("attribute") || left.field("object").text() != "self" || !right) return true;
+                const std::string attr = text(left.field("attribute"));
+                Value v;
+                if (const Value lit = literal(right); lit.kinds) {
+                    v = lit;
+                } else if (right.is("call")) {
+                    const Node fn = right.field("function");
+                    const std::string ext = project.external_name(f, fn);
+                    if (ext == "torch.nn.Parameter" || ext == "torch.nn.parameter.Parameter") {
+                        v = Value::of(kTensor);
+                    } else if (ext.starts_with("torch.nn.") && !ext.starts_with("torch.nn.functional")) {
+                        v = Value::of(kModule);
+                        v.cls = ext;
+                    } else if (auto c = project.class_named(f, fn); c && project.is_module_class(c->first, c->second)) {
+                        v = Value::of(kModule);
+                        v.cls = fmt::format("{}:{}", c->first, c->second);
+                    } else if (ext.starts_with("torch.") && !ext.starts_with("torch.nn")) {
+                        v = Value::of(kTensor);
+                    } else {
+                        v = Value::of(kUnknown);
+                    }
+                } else if (right.is("binary_operator") || right.is("unary_operator")) {
+                    bool numeric = true;
+                    syntax::walk(right, [&](const Node& c) {
+                        if (c.is("identifier") || c.is("attribute") || c.is("call")) numeric = false;
+                        return numeric;
+                    });
+                    v = Value::of(numeric ? kNumber : kUnknown);
+                } else {
+                    v = Value::of(kUnknown);
+                }
+                attrs[attr] = join(attrs[attr], v);
+                return true;
+            });
+        }
+        for (const Node& fn : project.scope_of(f)) {
+            Summary s;
+            s.file = f;
+            s.fn = fn;
+            for (Node p = fn.parent(); p; p = p.parent()) {
+                if (p.is("class_definition")) {
+                    s.owner = text(p.field("name"));
+                    break;
+                }
+                if (p.is("function_definition")) break;
+            }
+            if (const Node params = fn.field("parameters")) {
+                for (const Node& p : params.named_children()) {
+                    Node name = p.is("identifier") ? p : p.field("name");
+                    if (!name && !p.named_children().empty()) name = p.named_children()[0];
+                    s.params.push_back(name && name.is("identifier") ? text(name) : std::string());
+                }
+            }
+            summaries_.emplace(std::make_pair(f, fn.begin()), std::move(s));
+        }
+    }
+    for (auto& [key, s] : summaries_) seed_params(s);
+    // Interprocedural fixed point: returns flow to callers, arguments to parameters.
+    for (int round = 0; round < 8; ++round) {
+        bool changed = false;
+        for (auto& [key, s] : summaries_) {
+            const auto before_env = s.env;
+            const Value before_ret = s.ret;
+            analyse(s);
+            changed = changed || s.env != before_env || !(s.ret == before_ret);
+        }
+        // Arguments at every in-scope call site join into the callee's parameters.
+        for (auto& [key, s] : summaries_) {
+            Frame fr{s.file, &s, &s.env, analysis::local_names(s.fn)};
+            syntax::walk(s.fn.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition")) return false;
+                if (!n.is("call")) return true;
+                Value module;
+                const Summary* callee = callee_of(fr, n, &module);
+                if (callee == nullptr) return true;
+                auto& target = summaries_.at({callee->file, callee->fn.begin()});
+                const bool bound = !target.owner.empty() && !target.params.empty() &&
+                                   (target.params[0] == "self" || target.params[0] == "cls");
+                std::size_t pos = bound ? 1 : 0;
+                for (const Node& a : n.field("arguments").named_children()) {
+                    if (a.is("list_splat") || a.is("dictionary_splat") || a.is("comment")) break;
+                    std::string name;
+                    Node value = a;
+                    if (a.is("keyword_argument")) {
+                        name = text(a.field("name"));
+                        value = a.field("value");
+                    } else if (pos < target.params.size()) {
+                        name = target.params[pos++];
+                    }
+                    if (name.empty()) continue;
+                    const Value v = eval_in(fr, value);
+                    auto& slot = target.env[name];
+                    const Value joined = join(slot, v);
+                    if (!(joined == slot)) {
+                        slot = joined;
+                        changed = true;
+                    }
+                }
+                return true;
+            });
+        }
+        if (!changed) break;
+    }
+}
+
+void Values::seed_params(Summary& s) {
+    const Node params = s.fn.field("parameters");
+    if (!params) return;
+    const bool forward = s.fn.field("name").text() == "forward" && !s.owner.empty();
+    std::size_t i = 0;
+    for (const Node& p : params.named_children()) {
+        const std::string name = i < s.params.size() ? s.params[i] : "";
+        ++i;
+        if (name.empty()) continue;
+        Value v;
+        if (name == "self" && !s.owner.empty() && i == 1) {
+            v = Value::of(kModule);
+            v.cls = fmt::format("{}:{}", s.file, s.owner);
+        } else if (p.is("list_splat_pattern") || p.is("dictionary_splat_pattern")) {
+            v = Value::of(kSeq);
+        } else {
+            if (const Node type = p.field("type")) v = join(v, annotation_value(type));
+            if (const Node dflt = p.field("value")) {
+                const Value lit = literal(dflt);
+                v = join(v, lit.kinds ? lit : Value::of(kUnknown));
+                if (lit.kinds == kNone && !p.field("type")) v = join(v, Value::of(kUnknown));
+            }
+            if (v.kinds == 0 && forward) v = Value::of(kTensor);  // forward's tensor arguments are data
+        }
+        if (v.kinds) s.env[name] = join(s.env[name], v);
+    }
+}
+
+void Values::analyse(Summary& s) {
+    Frame fr{s.file, &s, &s.env, analysis::local_names(s.fn)};
+    auto bind = [&](const Node& target, const Value& v) {
+        auto assign = [&](const Node& t, const Value& val) {
+            if (t.is("identifier")) s.env[text(t)] = join(s.env[text(t)], val);
+        };
+        if (target.is("identifier")) {
+            assign(target, v);
+        } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern")) {
+            const auto parts = target.named_children();
+            for (std::size_t i = 0; i < parts.size(); ++i) {
+                Value item = v.items.size() == parts.size()       ? v.items[i]
+                             : v.tensor() && v.only(kTensor)      ? Value::of(kTensor)
+                             : v.only(kSize)                      ? Value::of(kNumber)
+                             : v.items.empty()                    ? Value::of(kUnknown, v.data)
+                                                                  : join_items(v.items);
+                if (parts[i].is("list_splat_pattern")) item = Value::of(kSeq, v.data);
+                if (parts[i].is("identifier")) {
+                    assign(parts[i], item);
+                } else {
+                    syntax::walk(parts[i], [&](const Node& n) {
+                        if (n.is("identifier")) assign(n, Value::of(kUnknown, v.data));
+                        return !n.is("attribute") && !n.is("subscript");
+                    });
+                }
+            }
+        }
+    };
+    // A few passes: a name's value may depend on names assigned below it (loops).
+    for (int pass = 0; pass < 4; ++pass) {
+        const auto before = s.env;
+        syntax::walk(s.fn.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("assignment") && n.field("right")) {
+                Node right = n.field("right");
+                while (right.is("assignment")) right = right.field("right");
+                bind(n.field("left"), eval_in(fr, right));
+            } else if (n.is("augmented_assignment") && n.field("left").is("identifier")) {
+                const Value l = eval_in(fr, n.field("left"));
+                const Value r = eval_in(fr, n.field("right"));
+                Value v = (l.tensor() || r.tensor()) ? Value::of(kTensor) : Value::of(l.kinds ? l.kinds : kUnknown);
+                v.data = l.data || r.data;
+                bind(n.field("left"), v);
+            } else if (n.is("named_expression")) {
+                bind(n.field("name"), eval_in(fr, n.field("value")));
+            } else if (n.is("for_statement") || n.is("for_in_clause")) {
+                const Value it = eval_in(fr, n.field("right"));
+                Value elem = it.only(kTensor)  ? Value::of(kTensor)
+                             : !it.items.empty() ? join_items(it.items)
+                             : it.only(kSize)    ? Value::of(kNumber)
+                                                 : Value::of(kUnknown);
+                elem.data = elem.data || it.data;
+                bind(n.field("left"), elem);
+            }
+            return true;
+        });
+        if (s.env == before) break;
+    }
+    Value ret;
+    syntax::walk(s.fn.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("return_statement")) {
+            const auto vals = n.named_children();
+            ret = join(ret, vals.empty() ? Value::of(kNone) : eval_in(fr, vals[0]));
+        }
+        if (n.is("yield")) ret = join(ret, Value::of(kSeq));
+        return true;
+    });
+    if (ret.kinds == 0) ret = Value::of(kNone);
+    s.ret = ret;
+}
+
+const Values::Summary* Values::summary_of(std::size_t file, const Node& fn) const {
+    const auto it = summaries_.find({file, fn.begin()});
+    return it == summaries_.end() ? nullptr : &it->second;
+}
+
+std::string Values::dotted_torch(std::size_t file, const Node& e) const {
+    const std::string ext = project_.external_name(file, e);
+    if (ext.starts_with("torch.") || ext == "torch") return ext;
+    return "";
+}
+
+Value Values::self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const {
+    // Along the class and its project bases.
+    std::vector<std::pair<std::size_t, std::string>> todo{{file, owner}};
+    std::set<std::pair<std::size_t, std::string>> seen;
+    for (std::size_t i = 0; i < todo.size() && i < 32; ++i) {
+        if (!seen.insert(todo[i]).second) continue;
+        if (const auto it = attributes_.find(todo[i]); it != attributes_.end()) {
+            if (const auto a = it->second.find(attr); a != it->second.end()) return a->second;
+        }
+        const auto& classes = project_.files()[todo[i].first].index.classes;
+        const auto c = classes.find(todo[i].second);
+        if (c == classes.end()) continue;
+        for (const Node& b : c->second.bases) {
+            if (auto base = project_.class_named(todo[i].first, b)) todo.push_back(*base);
+        }
+    }
+    return Value::of(kUnknown);
+}
+
+const Values::Summary* Values::callee_of(const Frame& f, const Node& call, Value* module_value) const {
+    const Node fn = call.field("function");
+    const std::string owner = f.summary ? f.summary->owner : "";
+    // A call of a module value: its class's forward.
+    if (!fn.is("identifier") || !f.locals.contains(text(fn))) {
+        if (fn.is("attribute") && fn.field("object").text() == "self" && !owner.empty()) {
+            const Value attr = self_attribute(f.file, owner, text(fn.field("attribute")));
+            if (attr.kinds == kModule) {
+                if (module_value) *module_value = attr;
+                const auto colon = attr.cls.find(':');
+                if (colon != std::string::npos && !attr.cls.starts_with("torch.")) {
+                    const std::size_t file = std::stoul(attr.cls.substr(0, colon));
+                    if (auto m = project_.find_method(file, attr.cls.substr(colon + 1), "forward")) {
+                        return summary_of(m->file, m->node);
+                    }
+                }
+                return nullptr;
+            }
+        }
+        if (auto ref = project_.callee(f.file, call, owner)) return summary_of(ref->file, ref->node);
+    }
+    return nullptr;
+}
+
+Value Values::call_value(const Frame& f, const Node& call, int depth) const {
+    const Node fn = call.field("function");
+    const auto args = call.field("arguments").named_children();
+    auto arg = [&](std::size_t i) { return i < args.size() ? eval_in(f, args[i], depth + 1) : Value(); };
+    if (fn.is("identifier") && !f.locals.contains(text(fn)) &&
+        project_.files()[f.file].index.find_import(text(fn)) == nullptr &&
+        !project_.files()[f.file].index.functions.contains(text(fn)) &&
+        !project_.files()[f.file].index.classes.contains(text(fn))) {
+        // Builtins.
+        const std::string name = text(fn);
+        const Value a = arg(0);
+        const bool reads = a.tensor() || a.data;
+        if (name == "float" || name == "int") return Value::of(kNumber, reads);
+        if (name == "bool") return Value::of(kBool, reads);
+        if (name == "len") return Value::of(kNumber);
+        if (name == "isinstance" || name == "hasattr" || name == "callable" || name == "issubclass") {
+            return Value::of(kBool);
+        }
+        if (name == "any" || name == "all") return Value::of(kBool, reads || (a.kinds & kUnknown && a.data));
+        if (name == "abs" || name == "round" || name == "sum" || ((name == "max" || name == "min") && args.size() == 1)) {
+            if (a.only(kTensor) && args.size() == 1 && name != "abs" && name != "round") {
+                return Value::of(kTensor);  // over a tensor's elements: a tensor (sum) or one element
+            }
+            if (a.tensor()) return Value::of(kTensor);
+            return Value::of(kNumber | (a.kinds & kUnknown), a.data);
+        }
+        if (name == "max" || name == "min") {
+            Value v;
+            for (std::size_t i = 0; i < args.size(); ++i) v = join(v, arg(i));
+            return v;
+        }
+        if (name == "range" || name == "enumerate" || name == "zip" || name == "list" || name == "tuple" ||
+            name == "sorted" || name == "reversed" || name == "map" || name == "filter" || name == "dict" ||
+            name == "set") {
+            return Value::of(kSeq, a.data);
+        }
+        if (name == "str" || name == "repr" || name == "format") return Value::of(kStr);
+        if (name == "getattr") return Value::of(kUnknown);
+        if (name == "type" || name == "id" || name == "super") return Value::of(kOther);
+        return Value::of(kUnknown);
+    }
+    if (fn.is("attribute")) {
+        const std::string method = text(fn.field("attribute"));
+        const Node obj = fn.field("object");
+        // torch.* functions.
+        const std::string torch = dotted_torch(f.file, fn);
+        if (!torch.empty()) {
+            const auto dot = torch.rfind('.');
+            const std::string ns = torch.substr(0, dot);
+            const std::string name = torch.substr(dot + 1);
+            if (name == "equal") return Value::of(kBool, true);
+            if (name.starts_with("is_") || name.starts_with("has_") || name.starts_with("get_") ||
+                name.starts_with("set_") || name.starts_with("_")) {
+                return Value::of(kBool | kOther);
+            }
+            if (kTorchStatic.contains(name)) return Value::of(kOther);
+            if (kTorchTensorNamespaces.contains(ns)) {
+                if (name == "split" || name == "chunk" || name == "unbind" || name == "meshgrid" ||
+                    name == "broadcast_tensors" || name == "split_with_sizes" || name == "tensor_split") {
+                    return Value::of(kSeq);
+                }
+                if (name == "where" && args.size() == 1) return Value::of(kSeq);
+                if (name == "nonzero" || name == "unique") return Value::of(kTensor | kSeq);
+                return Value::of(kTensor);
+            }
+            if (ns.starts_with("torch.nn") && !ns.starts_with("torch.nn.functional")) {
+                // A torch.nn class made in forward: a module, called later.
+                Value v = Value::of(kModule);
+                v.cls = torch;
+                return v;
+            }
+            return Value::of(kUnknown);
+        }
+        const Value recv = eval_in(f, obj, depth + 1);
+        if (recv.tensor()) {
+            if (method == "item") return Value::of(kNumber | kBool, true);
+            if (method == "tolist") return Value::of(kSeq | kNumber, true);
+            if (method == "size") return args.empty() ? Value::of(kSize) : Value::of(kNumber);
+            if (method == "equal") return Value::of(kBool, true);
+            if (kTensorNumberMethods.contains(method)) return Value::of(kNumber);
+            if (method.starts_with("is_")) return Value::of(kBool);
+            if (method == "type" && args.empty()) return Value::of(kStr);
+            if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
+                return Value::of(kSeq);
+            }
+            if (method == "nonzero" && !args.empty()) return Value::of(kSeq | kTensor);
+            if (recv.only(kTensor | kNone | kUnknown)) return Value::of(kTensor);
+        }
+        if (recv.kinds & kModule) {
+            // Module methods: parameters(), named_modules() ... ; `self.m(...)` is handled below.
+        }
+        // `.item()` / `.tolist()` of a value not known to be a tensor (numpy, a list): no data read.
+        if (method == "item") return Value::of(kNumber | kUnknown);
+        if (method == "tolist") return Value::of(kSeq | kUnknown);
+        if (kReductions.contains(method) && !recv.only(kSeq | kNumber | kStr | kBool | kNone | kOther | kSize)) {
+            const std::string_view root = obj.text();
+            if (root != "np" && root != "numpy" && root != "math") return Value::of(kTensor);
+        }
+    }
+    Value module;
+    if (const Summary* callee = callee_of(f, call, &module)) return callee->ret;
+    if (module.kinds == kModule && module.cls.starts_with("torch.nn.")) {
+        const std::string name = module.cls.substr(module.cls.rfind('.') + 1);
+        return kTensorModules.contains(name) ? Value::of(kTensor) : Value::of(kUnknown);
+    }
+    // `x = self.layer(h)` where layer is a project module without a known forward, or a local module.
+    if (fn.is("identifier") && f.env) {
+        if (const auto it = f.env->find(text(fn)); it != f.env->end() && it->second.only(kModule)) {
+            const std::string& cls = it->second.cls;
+            if (cls.starts_with("torch.nn.") && kTensorModules.contains(cls.substr(cls.rfind('.') + 1))) {
+                return Value::of(kTensor);
+            }
+        }
+    }
+    return Value::of(kUnknown);
+}
+
+Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
+    if (!e || depth > kMaxDepth) return Value::of(kUnknown);
+    if (const Value lit = literal(e); lit.kinds) return lit;
+    const auto type = e.type();
+    if (type == "parenthesized_expression") {
+        const auto parts = e.named_children();
+        return parts.empty() ? Value::of(kUnknown) : eval_in(f, parts.back(), depth + 1);
+    }
+    if (type == "identifier") {
+        const std::string name = text(e);
+        if (f.env) {
+            if (const auto it = f.env->find(name); it != f.env->end() && it->second.kinds) return it->second;
+        }
+        if (f.locals.contains(name)) return Value::of(kUnknown);
+        if (!dotted_torch(f.file, e).empty() || project_.files()[f.file].index.find_import(name)) {
+            return Value::of(kOther);
+        }
+        return Value::of(kUnknown);
+    }
+    if (type == "attribute") {
+        const Node obj = e.field("object");
+        const std::string attr = text(e.field("attribute"));
+        if (obj.is("identifier") && obj.text() == "self" && f.summary && !f.summary->owner.empty() &&
+            (!f.env || !f.env->contains("self") || f.env->at("self").kinds == kModule)) {
+            return self_attribute(f.file, f.summary->owner, attr);
+        }
+        if (!dotted_torch(f.file, e).empty()) return Value::of(kOther);
+        const Value recv = eval_in(f, obj, depth + 1);
+        if (recv.only(kTensor) || recv.only(kTensor | kNone)) {
+            if (attr == "shape") return Value::of(kSize);
+            if (attr == "ndim") return Value::of(kNumber);
+            if (attr == "dtype" || attr == "device" || attr == "layout") return Value::of(kOther);
+            if (attr == "T" || attr == "mT" || attr == "H" || attr == "mH" || attr == "real" || attr == "imag" ||
+                attr == "data") {
+                return Value::of(kTensor);
+            }
+            if (attr == "grad") return Value::of(kTensor | kNone);
+            if (attr.starts_with("is_") || attr == "requires_grad") return Value::of(kBool);
+        }
+        return Value::of(kUnknown);
+    }
+    if (type == "call") return call_value(f, e, depth);
+    if (type == "binary_operator") {
+        const Value l = eval_in(f, e.field("left"), depth + 1);
+        const Value r = eval_in(f, e.field("right"), depth + 1);
+        Value v;
+        if (l.tensor() || r.tensor()) {
+            v = Value::of(kTensor);
+        } else if ((l.only(kNumber | kBool) && r.only(kNumber | kBool))) {
+            v = Value::of(kNumber);
+        } else if (l.only(kStr) || r.only(kStr)) {
+            v = Value::of(kStr);
+        } else if (l.only(kSize) || l.only(kSeq)) {
+            v = Value::of(l.kinds);
+        } else {
+            v = Value::of(kUnknown | ((l.kinds | r.kinds) & kNumber));
+        }
+        v.data = l.data || r.data;
+        return v;
+    }
+    if (type == "unary_operator") return eval_in(f, e.field("argument"), depth + 1);
+    if (type == "not_operator") {
+        const Value a = eval_in(f, e.field("argument"), depth + 1);
+        return Value::of(kBool, a.data || a.tensor());
+    }
+    if (type == "boolean_operator") {
+        return join(eval_in(f, e.field("left"), depth + 1), eval_in(f, e.field("right"), depth + 1));
+    }
+    if (type == "comparison_operator") {
+        if (is_identity_or_membership(e)) return Value::of(kBool);
+        Value v = Value::of(kBool);
+        for (const Node& c : e.named_children()) {
+            const Value x = eval_in(f, c, depth + 1);
+            if (x.tensor()) v = Value::of(kTensor);
+            v.data = v.data || x.data;
+        }
+        return v;
+    }
+    if (type == "conditional_expression") {
+        const auto parts = e.named_children();
+        if (parts.size() == 3) return join(eval_in(f, parts[0], depth + 1), eval_in(f, parts[2], depth + 1));
+        return Value::of(kUnknown);
+    }
+    if (type == "tuple" || type == "expression_list" || type == "list") {
+        Value v = Value::of(kSeq);
+        const auto parts = e.named_children();
+        if (parts.size() <= kMaxItems) {
+            for (const Node& p : parts) {
+                if (p.is("list_splat")) {
+                    v.items.clear();
+                    break;
+                }
+                v.items.push_back(eval_in(f, p, depth + 1));
+                v.data = v.data || v.items.back().data;
+            }
+        }
+        return v;
+    }
+    if (type == "subscript") {
+        const Value base = eval_in(f, e.field("value"), depth + 1);
+        if (base.only(kTensor) || base.only(kTensor | kNone)) return Value::of(kTensor);
+        if (base.only(kSize)) {
+            const Node idx = e.field("subscript");
+            return Value::of(idx && idx.is("slice") ? kSize : kNumber);
+        }
+        const Node idx = e.field("subscript");
+        if (!base.items.empty() && idx && idx.is("integer")) {
+            const long i = std::stol(text(idx));
+            const long n = static_cast<long>(base.items.size());
+            if (i >= -n && i < n) return base.items[static_cast<std::size_t>(i < 0 ? i + n : i)];
+        }
+        if (!base.items.empty()) return join_items(base.items);
+        return Value::of(kUnknown, base.data);
+    }
+    if (type == "lambda") return Value::of(kOther);
+    if (type == "list_comprehension" || type == "generator_expression" || type == "dictionary" ||
+        type == "set" || type == "dictionary_comprehension" || type == "set_comprehension") {
+        bool data = false;
+        syntax::walk(e, [&](const Node& n) {
+            if (n.is("call") && (n.field("function").text().ends_with(".item") ||
+                                 n.field("function").text().ends_with(".tolist"))) {
+                data = true;
+            }
+            return !data;
+        });
+        return Value::of(kSeq, data);
+    }
+    if (type == "await" || type == "yield") return Value::of(kUnknown);
+    return Value::of(kUnknown);
+}
+
+Value Values::eval(std::size_t file, const Node& expr) const {
+    Node fn = analysis::enclosing_function(expr);
+    while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    const Summary* s = fn ? summary_of(file, fn) : nullptr;
+    Frame fr{file, s, s ? &s->env : nullptr, fn ? analysis::local_names(fn) : std::set<std::string>{}};
+    return eval_in(fr, expr);
+}
+
+bool Values::data_test(std::size_t file, const Node& test) const {
+    if (test.is("boolean_operator")) return data_test(file, test.field("left")) || data_test(file, test.field("right"));
+    if (test.is("not_operator")) return data_test(file, test.field("argument"));
+    if (test.is("parenthesized_expression")) {
+        const auto parts = test.named_children();
+        return !parts.empty() && data_test(file, parts.back());
+    }
+    if (test.is("comparison_operator") && is_identity_or_membership(test)) return false;
+    const Value v = eval(file, test);
+    return v.tensor() || v.data;
+}
+
+std::vector<std::string> Values::data_scalars(std::size_t file, const Node& node) const {
+    Node fn = analysis::enclosing_function(node);
+    while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    std::vector<std::string> out;
+    const Summary* s = fn ? summary_of(file, fn) : nullptr;
+    if (!s) return out;
+    syntax::walk(node, [&](const Node& n) {
+        if (n.is("lambda")) return false;
+        if (n.is("identifier")) {
+            const std::string name = text(n);
+            const Node p = n.parent();
+            if (p.is("attribute") && p.field("attribute") == n) return true;
+            if (p.is("keyword_argument") && p.field("name") == n) return true;
+            if (const auto it = s->env.find(name); it != s->env.end() && it->second.data && !it->second.tensor() &&
+                                                   std::find(out.begin(), out.end(), name) == out.end()) {
+                out.push_back(name);
+            }
+        }
+        return true;
+    });
+    return out;
+}
+
+Value Values::local(std::size_t file, const Node& function, const std::string& name) const {
+    const Summary* s = summary_of(file, function);
+    if (!s) return {};
+    const auto it = s->env.find(name);
+    return it == s->env.end() ? Value{} : it->second;
+}
+
+}  // namespace graphmend::analysis

@@ -1,0 +1,114 @@
+// Scalar reads behind data-dependent tests: see include/graphmend/scalar_reads.hpp.
+#include "graphmend/scalar_reads.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "graphmend/tensor_test.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+bool inside_any(const Node& n, const std::vector<Node>& spans) {
+    for (const Node& s : spans) {
+        if (s.begin() <= n.begin() && n.end() <= s.end()) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<Node>& tests) {
+    ScalarReads out;
+    std::vector<std::string> names;
+    for (const Node& t : tests) {
+        for (auto& n : ctx.values.data_scalars(ctx.file, t)) {
+            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+        }
+    }
+    for (const auto& name : names) {
+        std::vector<Node> assignments;
+        std::vector<Node> reads;
+        syntax::walk(def.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if ((n.is("assignment") || n.is("augmented_assignment") || n.is("named_expression") ||
+                 n.is("for_statement")) ) {
+                const Node target = n.is("named_expression") ? n.field("name") : n.field("left");
+                bool binds = false;
+                syntax::walk(target, [&](const Node& t) {
+                    if (t.is("identifier") && t.text() == name) binds = true;
+                    return !t.is("attribute") && !t.is("subscript");
+                });
+                if (binds) assignments.push_back(n);
+            }
+            if (n.is("identifier") && n.text() == name && is_read(n)) reads.push_back(n);
+            return true;
+        });
+        const std::string where = assignments.empty()
+                                      ? std::string()
+                                      : fmt::format(" at line {}", assignments[0].position().line);
+        if (assignments.size() != 1 || !assignments[0].is("assignment") ||
+            !assignments[0].field("left").is("identifier") || !assignments[0].parent().is("expression_statement")) {
+            out.refused = fmt::format("the test reads `{}`, a Python value read out of tensor data{}: the graph "
+                                      "breaks at that read (GB0124), which this rule cannot move",
+                                      name, where);
+            return out;
+        }
+        const Node right = assignments[0].field("right");
+        std::string kind;
+        Node tensor;
+        if (right.is("call")) {
+            const Node fn = right.field("function");
+            const auto args = right.field("arguments").named_children();
+            if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
+                kind = "item";
+                tensor = fn.field("object");
+            } else if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
+                       args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("list_splat")) {
+                kind = std::string(fn.text());
+                tensor = args[0];
+            }
+        }
+        if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) {
+            out.refused = fmt::format("the test reads `{}`, computed from tensor data{} (`{}`): the graph breaks "
+                                      "there (GB0124), not at the test",
+                                      name, where, right.text().substr(0, 60));
+            return out;
+        }
+        for (const Node& r : reads) {
+            if (!inside_any(r, tests)) {
+                out.refused = fmt::format("`{}` holds `{}`{} (a graph break, GB0124) and is also used at line {}, "
+                                          "outside the test: it must stay a Python number there",
+                                          name, right.text().substr(0, 60), where, r.position().line);
+                return out;
+            }
+        }
+        out.edits.push_back({right.begin(), right.end(),
+                             fmt::format("_graphmend_scalar(\"{}\", {})", kind, tensor.text())});
+        out.lines.push_back(fmt::format("line {}", assignments[0].position().line));
+    }
+    return out;
+}
+
+void with_scalar_reads(Site& site, const ScalarReads& reads) {
+    if (!reads.refused.empty()) {
+        site.fix.reset();
+        site.reason = reads.refused;
+        site.graph_break = "GB0124";
+        return;
+    }
+    if (!site.fix || reads.edits.empty()) return;
+    site.fix->edits.insert(site.fix->edits.end(), reads.edits.begin(), reads.edits.end());
+    std::sort(site.fix->edits.begin(), site.fix->edits.end(),
+              [](const edits::Edit& a, const edits::Edit& b) { return a.begin < b.begin; });
+    site.graph_break += "+GB0124";
+    site.detail += fmt::format("; the read of tensor data at {} stays a tensor when traced",
+                               fmt::join(reads.lines, ", "));
+}
+
+}  // namespace graphmend::rules

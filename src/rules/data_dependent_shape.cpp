@@ -1,0 +1,291 @@
+// Rule GM401 data-dependent-shape (report only: it never rewrites).
+//
+// What it does: lists, in code that runs under torch.compile, the graph breaks that no
+// source rewrite of graphmend removes, so that `graphmend check` tells users why their
+// breaks remain instead of finding "0 sites":
+//   - values read out of tensors into Python: `.tolist()`, and `.item()`, `int(t)`,
+//     `float(t)`, `bool(t)` outside a test the predicate rules rewrite and outside a
+//     deferred message (torch 2.12: GB0124 unless capture_scalar_outputs);
+//   - ops whose output shape depends on the data: `nonzero`, `argwhere`, one-argument
+//     `torch.where`, `unique`, `masked_select`, boolean-mask indexing `x[x > 0]`
+//     (GB0036 unless capture_dynamic_output_shape_ops);
+//   - a `while` loop whose test reads tensor data (GB0170; a break inside a loop makes
+//     Dynamo skip the whole frame, GB7000).
+// Each is reported as refused, with what the value feeds (sizes, a loop bound) when the
+// function shows it.
+//
+// Why not fixed: a select chooses between values of one shape; these produce Python
+// values or shapes from the data, which only Dynamo's own options (dynamic shapes,
+// capture flags) can trace.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+#include "graphmend/deferred_call.hpp"
+#include "graphmend/rule.hpp"
+#include "graphmend/tensor_test.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const RuleInfo kInfo{"GM401", "data-dependent-shape",
+                     "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)"};
+
+// Calls whose arguments are sizes or shapes.
+const std::set<std::string_view> kShapeCalls{
+    "split", "split_with_sizes", "tensor_split", "view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
+    "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "range", "narrow", "randn", "rand",
+    "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk"};
+
+const std::set<std::string_view> kShapeOps{"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
+                                           "nonzero_static"};
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+Node function_of(const Node& n) {
+    Node def = analysis::enclosing_function(n);
+    while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+    return def;
+}
+
+// True when `n` lies in the test of an if / elif / assert / conditional expression whose
+// test reads data: the predicate rules own it (they rewrite `.item()` there, or refuse).
+bool in_data_test(const Context& ctx, const Node& n) {
+    Node child = n;
+    for (Node p = n.parent(); p; child = p, p = p.parent()) {
+        if (p.is("function_definition") || p.is("lambda") || p.is("block")) return false;
+        if ((p.is("if_statement") || p.is("elif_clause")) && p.field("condition") == child) {
+            return ctx.values.data_test(ctx.file, child);
+        }
+        if (p.is("assert_statement")) return true;
+        if (p.is("conditional_expression")) {
+            const auto parts = p.named_children();
+            if (parts.size() == 3 && parts[1] == child) return ctx.values.data_test(ctx.file, child);
+        }
+    }
+    return false;
+}
+
+// True when `n` is an argument of a print / logging / warnings call that the
+// deferred-side-effect rule hands to the runtime (which defers `.item()` there).
+bool in_message(const Context& ctx, const Node& n) {
+    for (Node p = n.parent(); p && !p.is("function_definition") && !p.is("block"); p = p.parent()) {
+        if (p.is("call") && deferred_call(ctx, p)) return true;
+    }
+    return false;
+}
+
+// The local a value is assigned to (`NAME = <n>`), or "".
+std::string assigned_local(const Node& n) {
+    const Node p = n.parent();
+    if (p.is("assignment") && p.field("right") == n && p.field("left").is("identifier")) return text(p.field("left"));
+    return "";
+}
+
+// What the local `name` (and locals computed from it) feeds in `def`: shape arguments,
+// slice bounds, loop bounds. Empty when nothing shows.
+std::vector<std::string> feeds(const Node& def, const std::string& name) {
+    std::set<std::string> names{name};
+    for (int round = 0; round < 3; ++round) {  // locals computed from it: `used = sum(sizes)`
+        syntax::walk(def.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("lambda")) return false;
+            if (n.is("assignment") && n.field("left").is("identifier") && n.field("right")) {
+                bool reads = false;
+                syntax::walk(n.field("right"), [&](const Node& r) {
+                    reads = reads || (r.is("identifier") && names.contains(text(r)) && is_read(r));
+                    return !reads;
+                });
+                if (reads) names.insert(text(n.field("left")));
+            }
+            return true;
+        });
+    }
+    std::vector<std::string> out;
+    auto add = [&](std::string what) {
+        if (std::find(out.begin(), out.end(), what) == out.end()) out.push_back(std::move(what));
+    };
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("lambda")) return false;
+        if (!n.is("identifier") || !names.contains(text(n)) || !is_read(n)) return true;
+        for (Node p = n.parent(); p && !p.is("expression_statement") && !p.is("block"); p = p.parent()) {
+            if (p.is("slice")) {
+                add(fmt::format("a slice bound at line {}", p.position().line));
+                break;
+            }
+            if (p.is("call")) {
+                const Node fn = p.field("function");
+                const std::string_view callee = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+                if (kShapeCalls.contains(callee)) {
+                    add(fmt::format("{} sizes at line {}", fn.text(), p.position().line));
+                    break;
+                }
+            }
+            if (p.is("for_statement") && p.field("right").begin() <= n.begin() && n.end() <= p.field("right").end()) {
+                add(fmt::format("a loop at line {}", p.position().line));
+                break;
+            }
+        }
+        return true;
+    });
+    return out;
+}
+
+class DataDependentShapeRule final : public Rule {
+public:
+    [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    void check(const Context& ctx, std::vector<Site>& out) const override {
+        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+            if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
+            const Node def = function_of(n);
+            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
+            if (n.is("while_statement")) {
+                if (ctx.values.data_test(ctx.file, n.field("condition"))) {
+                    out.push_back(refused(n, fmt::format("while {}", n.field("condition").text()), "GB0170",
+                                          "a loop whose test reads tensor data: the trip count depends on the "
+                                          "data, which no select can express"));
+                }
+                return true;
+            }
+            if (n.is("subscript")) {
+                check_mask_index(ctx, n, out);
+                return true;
+            }
+            check_call(ctx, def, n, out);
+            return true;
+        });
+    }
+
+private:
+    static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
+        Site site;
+        site.rule = std::string(kInfo.name);
+        site.code = std::string(kInfo.code);
+        site.where = n.position();
+        site.begin = n.begin();
+        site.end = n.end();
+        for (char& c : what) {
+            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        }
+        site.what = what.size() > 60 ? what.substr(0, 57) + "..." : std::move(what);
+        site.graph_break = std::move(graph_break);
+        site.reason = std::move(reason);
+        return site;
+    }
+
+    static void check_mask_index(const Context& ctx, const Node& n, std::vector<Site>& out) {
+        const Node index = n.field("subscript");
+        if (!index || !ctx.values.eval(ctx.file, n.field("value")).tensor()) return;
+        // A boolean mask: a comparison or logical op on tensors, or a local assigned one.
+        Node mask = index;
+        if (mask.is("identifier")) {
+            const Node def = function_of(n);
+            Node found;
+            syntax::walk(def.field("body"), [&](const Node& a) {
+                if (a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == mask.text() &&
+                    a.field("right")) {
+                    found = a.field("right");
+                }
+                return true;
+            });
+            if (!found) return;
+            mask = found;
+        }
+        while (mask.is("parenthesized_expression") && !mask.named_children().empty()) mask = mask.named_children()[0];
+        const bool boolean = mask.is("comparison_operator") ||
+                             (mask.is("unary_operator") && mask.field("operator").text() == "~") ||
+                             (mask.is("binary_operator") && (mask.field("operator").text() == "&" ||
+                                                              mask.field("operator").text() == "|"));
+        if (!boolean || !ctx.values.eval(ctx.file, mask).tensor()) return;
+        out.push_back(refused(n, std::string(n.text()), "GB0036",
+                              "boolean-mask indexing: the result's shape depends on the data (a dynamic-shape "
+                              "op), which no select can express"));
+    }
+
+    static void check_call(const Context& ctx, const Node& def, const Node& call, std::vector<Site>& out) {
+        const Node fn = call.field("function");
+        const auto args = call.field("arguments").named_children();
+        std::string method;
+        Node receiver;
+        if (fn.is("attribute")) {
+            method = text(fn.field("attribute"));
+            receiver = fn.field("object");
+        }
+        const bool torch_fn = fn.is("attribute") && ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+        // Data-dependent output shapes.
+        if (kShapeOps.contains(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
+            if (method == "nonzero_static") return;
+            out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
+                                  fmt::format("`{}` returns a tensor whose shape depends on the data (a dynamic-shape "
+                                              "op), which no select can express",
+                                              method)));
+            return;
+        }
+        if (torch_fn && method == "where" && args.size() == 1 && !args[0].is("keyword_argument")) {
+            out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
+                                  "one-argument torch.where returns indices whose count depends on the data "
+                                  "(a dynamic-shape op), which no select can express"));
+            return;
+        }
+        // Values read out of tensors into Python.
+        std::string kind;
+        Node tensor;
+        if ((method == "item" || method == "tolist") && args.empty() && !torch_fn) {
+            kind = method;
+            tensor = receiver;
+        } else if (fn.is("identifier") && (fn.text() == "int" || fn.text() == "float" || fn.text() == "bool") &&
+                   args.size() == 1 && !args[0].is("keyword_argument") &&
+                   !ctx.source().index.find_import(text(fn))) {
+            kind = text(fn);
+            tensor = args[0];
+        }
+        if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return;
+        if (in_data_test(ctx, call) || in_message(ctx, call)) return;
+        const std::string local = assigned_local(call);
+        if (!local.empty() && kind != "tolist" && only_read_in_data_tests(ctx, def, local)) return;
+        const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
+                                                                     : fmt::format("{}({})", kind, tensor.text());
+        std::string reason = fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
+                                         kind == "item" || kind == "tolist" ? "." + kind + "()" : kind + "()");
+        if (!local.empty()) {
+            const auto uses = feeds(def, local);
+            if (!uses.empty()) {
+                reason += fmt::format("; `{}` feeds {}: data-dependent shapes, not a predicate a select could "
+                                      "choose with",
+                                      local, fmt::join(uses, ", "));
+            } else {
+                reason += "; the value is used as a Python value, not only as a test";
+            }
+        } else {
+            reason += "; the value is used as a Python value, not only as a test";
+        }
+        out.push_back(refused(call, what, "GB0124", std::move(reason)));
+    }
+
+    // True when every read of `name` in `def` is inside a data test (the predicate rules
+    // then report the read with their site).
+    static bool only_read_in_data_tests(const Context& ctx, const Node& def, const std::string& name) {
+        bool all = true;
+        bool any = false;
+        syntax::walk(def.field("body"), [&](const Node& n) {
+            if (!all || n.is("function_definition") || n.is("class_definition")) return false;
+            if (n.is("identifier") && n.text() == name && is_read(n)) {
+                any = true;
+                all = in_data_test(ctx, n);
+            }
+            return true;
+        });
+        return any && all;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_data_dependent_shape_rule() { return std::make_unique<DataDependentShapeRule>(); }
+
+}  // namespace graphmend::rules
