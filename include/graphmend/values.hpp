@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,6 +110,7 @@ private:
 
     const Project& project_;
     std::map<std::pair<std::size_t, std::uint32_t>, Summary> summaries_;
+    std::set<std::pair<std::size_t, std::uint32_t>> called_;  // functions with an analysed caller
     // (file, class) -> attribute -> value, from `self.NAME = ...` / register_buffer in __init__.
     std::map<std::pair<std::size_t, std::string>, std::map<std::string, Value>> attributes_;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <string_view>
 
@@ -73,17 +74,79 @@ Value literal(const Node& e) {
     return {};
 }
 
-// The value an annotation names (`torch.Tensor`, `Optional[torch.FloatTensor]`, `bool`).
+// The value an annotation names (`torch.Tensor`, `Optional[torch.FloatTensor]`, `bool`,
+// `Union[Cache, List[Tensor]]`: the members of Optional / Union, each a tensor only when it
+// is a tensor class itself, not a container of them).
 Value annotation_value(const Node& type) {
-    const std::string t(type.text());
+    std::string t(type.text());
+    std::erase_if(t, [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
+    if (t.size() > 1 && (t.front() == '"' || t.front() == '\'')) t = t.substr(1, t.size() - 2);
+    std::vector<std::string> members;
+    auto split = [&](const std::string& inner) {
+        int depth = 0;
+        std::string cur;
+        for (char c : inner) {
+            if (c == '[') ++depth;
+            if (c == ']') --depth;
+            if (c == ',' && depth == 0) {
+                members.push_back(cur);
+                cur.clear();
+            } else {
+                cur += c;
+            }
+        }
+        members.push_back(cur);
+    };
+    bool optional = false;
+    for (const char* wrapper : {"Optional[", "typing.Optional[", "Union[", "typing.Union["}) {
+        if (t.starts_with(wrapper) && t.ends_with("]")) {
+            optional = std::string_view(wrapper).find("Optional") != std::string_view::npos;
+            split(t.substr(std::string_view(wrapper).size(), t.size() - std::string_view(wrapper).size() - 1));
+            break;
+        }
+    }
+    if (members.empty()) {
+        if (t.find('|') != std::string::npos) {
+            std::string cur;
+            for (char c : t + "|") {
+                if (c == '|') {
+                    members.push_back(cur);
+                    cur.clear();
+                } else {
+                    cur += c;
+                }
+            }
+        } else {
+            members.push_back(t);
+        }
+    }
     Value v;
-    if (t.find("Tensor") != std::string::npos) v.kinds |= kTensor;
-    if (t.find("Optional") != std::string::npos || t.find("None") != std::string::npos) v.kinds |= kNone;
-    if (t == "bool") v.kinds |= kBool;
-    if (t == "int" || t == "float") v.kinds |= kNumber;
-    if (t == "str") v.kinds |= kStr;
-    if (v.kinds == 0 || v.kinds == kNone) v.kinds |= kUnknown;
+    if (optional) v.kinds |= kNone;
+    for (const auto& m : members) {
+        if (m.find('[') == std::string::npos && m.ends_with("Tensor")) {
+            v.kinds |= kTensor;
+        } else if (m == "None") {
+            v.kinds |= kNone;
+        } else if (m == "bool") {
+            v.kinds |= kBool;
+        } else if (m == "int" || m == "float") {
+            v.kinds |= kNumber;
+        } else if (m == "str") {
+            v.kinds |= kStr;
+        } else {
+            v.kinds |= kUnknown;
+        }
+    }
     return v;
+}
+
+// Parameters named as switches (`output_attentions`, `use_cache`, `return_dict`,
+// `is_causal`): Python flags, whatever a (sometimes wrong) annotation says.
+bool is_flag_name(const std::string& name) {
+    for (const char* prefix : {"output_", "use_", "return_", "is_", "has_", "do_", "enable_", "skip_"}) {
+        if (name.starts_with(prefix)) return true;
+    }
+    return name.ends_with("_flag");
 }
 
 }  // namespace
@@ -195,6 +258,20 @@ Values::Values(const Project& project) : project_(project) {
             summaries_.emplace(std::make_pair(f, fn.begin()), std::move(s));
         }
     }
+    // Functions called from another analysed function take their parameters' values from
+    // the call sites; only the others (entry points) assume tensors for bare parameters.
+    for (auto& [key, s] : summaries_) {
+        Frame fr{s.file, &s, nullptr, analysis::local_names(s.fn)};
+        syntax::walk(s.fn.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition")) return false;
+            if (n.is("call")) {
+                if (const Summary* callee = callee_of(fr, n, nullptr); callee && callee != &s) {
+                    called_.insert({callee->file, callee->fn.begin()});
+                }
+            }
+            return true;
+        });
+    }
     for (auto& [key, s] : summaries_) seed_params(s);
     // Interprocedural fixed point: returns flow to callers, arguments to parameters.
     for (int round = 0; round < 8; ++round) {
@@ -242,12 +319,20 @@ Values::Values(const Project& project) : project_(project) {
         }
         if (!changed) break;
     }
+    if (const char* dbg = std::getenv("GRAPHMEND_DEBUG_VALUES")) {  // developer aid: dump one function's names
+        for (const auto& [key, s] : summaries_) {
+            if (s.fn.field("name").text() != dbg) continue;
+            fmt::print(stderr, "{}:{} {}.{}\n", project.files()[s.file].path, s.fn.position().line, s.owner, dbg);
+            for (const auto& [name, v] : s.env) fmt::print(stderr, "  {} = {}{}\n", name, describe(v), v.data ? " (data)" : "");
+        }
+    }
 }
 
 void Values::seed_params(Summary& s) {
     const Node params = s.fn.field("parameters");
     if (!params) return;
-    const bool forward = s.fn.field("name").text() == "forward" && !s.owner.empty();
+    const bool forward = s.fn.field("name").text() == "forward" && !s.owner.empty() &&
+                         !called_.contains({s.file, s.fn.begin()});
     std::size_t i = 0;
     for (const Node& p : params.named_children()) {
         const std::string name = i < s.params.size() ? s.params[i] : "";
@@ -259,6 +344,8 @@ void Values::seed_params(Summary& s) {
             v.cls = fmt::format("{}:{}", s.file, s.owner);
         } else if (p.is("list_splat_pattern") || p.is("dictionary_splat_pattern")) {
             v = Value::of(kSeq);
+        } else if (is_flag_name(name)) {
+            v = Value::of(kBool | kNone | kUnknown);  // output_attentions, use_cache, return_dict, ...
         } else {
             if (const Node type = p.field("type")) v = join(v, annotation_value(type));
             if (const Node dflt = p.field("value")) {

@@ -60,11 +60,16 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
             return out;
         }
         const Node right = assignments[0].field("right");
-        std::string kind;
-        Node tensor;
-        if (right.is("call")) {
-            const Node fn = right.field("function");
-            const auto args = right.field("arguments").named_children();
+        // The reads in the value: `T.item()`, `float(T)`, `int(T)`, `bool(T)` with T a tensor
+        // (`flag = mask[:, -1].sum().item() != n` too).
+        std::vector<edits::Edit> found;
+        syntax::walk(right, [&](const Node& n) {
+            if (n.is("lambda")) return false;
+            if (!n.is("call")) return true;
+            const Node fn = n.field("function");
+            const auto args = n.field("arguments").named_children();
+            std::string kind;
+            Node tensor;
             if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
                 kind = "item";
                 tensor = fn.field("object");
@@ -73,8 +78,11 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
                 kind = std::string(fn.text());
                 tensor = args[0];
             }
-        }
-        if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) {
+            if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return true;
+            found.push_back({n.begin(), n.end(), fmt::format("_graphmend_scalar(\"{}\", {})", kind, tensor.text())});
+            return false;
+        });
+        if (found.empty()) {
             out.refused = fmt::format("the test reads `{}`, computed from tensor data{} (`{}`): the graph breaks "
                                       "there (GB0124), not at the test",
                                       name, where, right.text().substr(0, 60));
@@ -88,8 +96,7 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
                 return out;
             }
         }
-        out.edits.push_back({right.begin(), right.end(),
-                             fmt::format("_graphmend_scalar(\"{}\", {})", kind, tensor.text())});
+        out.edits.insert(out.edits.end(), found.begin(), found.end());
         out.lines.push_back(fmt::format("line {}", assignments[0].position().line));
     }
     return out;
