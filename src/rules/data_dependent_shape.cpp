@@ -82,8 +82,16 @@ bool in_message(const Context& ctx, const Node& n) {
 
 // The local a value is assigned to (`NAME = <n>`), or "".
 std::string assigned_local(const Node& n) {
-    const Node p = n.parent();
-    if (p.is("assignment") && p.field("right") == n && p.field("left").is("identifier")) return text(p.field("left"));
+    for (Node p = n.parent(); p && !p.is("block") && !p.is("lambda"); p = p.parent()) {
+        if (p.is("assignment")) {
+            const Node right = p.field("right");
+            if (p.field("left").is("identifier") && right && right.begin() <= n.begin() && n.end() <= right.end()) {
+                return text(p.field("left"));
+            }
+            return "";
+        }
+        if (p.is("call") || p.is("expression_statement")) return "";  // an argument: not the local's value
+    }
     return "";
 }
 
@@ -247,7 +255,7 @@ private:
         if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return;
         if (in_data_test(ctx, call) || in_message(ctx, call)) return;
         const std::string local = assigned_local(call);
-        if (!local.empty() && kind != "tolist" && only_read_in_data_tests(ctx, def, local)) return;
+        if (!local.empty() && kind != "tolist" && read_in_data_test(ctx, def, local)) return;
         const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
                                                                      : fmt::format("{}({})", kind, tensor.text());
         std::string reason = fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
@@ -267,20 +275,16 @@ private:
         out.push_back(refused(call, what, "GB0124", std::move(reason)));
     }
 
-    // True when every read of `name` in `def` is inside a data test (the predicate rules
-    // then report the read with their site).
-    static bool only_read_in_data_tests(const Context& ctx, const Node& def, const std::string& name) {
-        bool all = true;
+    // True when a read of `name` in `def` is inside a data test: the predicate rules then
+    // report the read with their site (fixed, or refused naming the read).
+    static bool read_in_data_test(const Context& ctx, const Node& def, const std::string& name) {
         bool any = false;
         syntax::walk(def.field("body"), [&](const Node& n) {
-            if (!all || n.is("function_definition") || n.is("class_definition")) return false;
-            if (n.is("identifier") && n.text() == name && is_read(n)) {
-                any = true;
-                all = in_data_test(ctx, n);
-            }
+            if (any || n.is("function_definition") || n.is("class_definition")) return false;
+            if (n.is("identifier") && n.text() == name && is_read(n)) any = in_data_test(ctx, n);
             return true;
         });
-        return any && all;
+        return any;
     }
 };
 

@@ -94,7 +94,7 @@ const std::set<std::string_view> kImpureTorch{
 
 // Python builtins that are pure on the values a model passes them.
 const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool",
-                                               "tuple", "round", "isinstance", "getattr"};
+                                               "tuple", "round", "isinstance", "getattr", "any", "all", "sum"};
 
 // torch.nn modules whose forward keeps no state and draws no random numbers.
 const std::set<std::string_view> kStatelessModules{

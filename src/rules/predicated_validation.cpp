@@ -40,6 +40,36 @@ namespace {
 const RuleInfo kInfo{"GM301", "predicated-validation",
                      "data-dependent checks that raise, kept in the FX graph and still raising"};
 
+// True when `call` names a project function whose body stores nothing: no attribute or
+// item assignment, no global/nonlocal, and no call statement other than messages and
+// further such functions (`require(cond, msg)` doing `if not cond: raise ...`).
+bool stores_nothing(const Context& ctx, const Node& function, const Node& call, int depth = 0) {
+    std::string owner;
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) {
+            owner = std::string(p.field("name").text());
+            break;
+        }
+    }
+    const auto callee = ctx.project.callee(ctx.file, call, owner);
+    if (!callee || depth > 3 || callee->file != ctx.file) return false;
+    bool clean = true;
+    syntax::walk(callee->node.field("body"), [&](const Node& n) {
+        if (!clean) return false;
+        if (n.is("global_statement") || n.is("nonlocal_statement") || n.is("delete_statement")) clean = false;
+        if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier")) clean = false;
+        if (n.is("expression_statement")) {
+            for (const Node& e : n.named_children()) {
+                if (e.is("call") && !deferred_call(ctx, e) && !stores_nothing(ctx, callee->node, e, depth + 1)) {
+                    clean = false;
+                }
+            }
+        }
+        return clean;
+    });
+    return clean;
+}
+
 // A statement before `check` in its function that updates state Dynamo would replay after
 // the graph, or an invalid Node.
 Node state_update_before(const Context& ctx, const Node& function, const Node& check) {
@@ -55,6 +85,7 @@ Node state_update_before(const Context& ctx, const Node& function, const Node& c
             for (const Node& e : n.named_children()) {
                 if (!e.is("call")) continue;
                 if (deferred_call(ctx, e)) continue;  // a message: deferred into the graph in order
+                if (stores_nothing(ctx, function, e)) continue;  // a project helper that only checks or computes
                 found = n;
             }
         }

@@ -116,8 +116,10 @@ std::string predicate(const Node& test) {
             if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
                 return fmt::format("_graphmend_scalar(\"item\", {})", predicate(fn.field("object")));
             }
-            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
-                args.size() == 1 && !args[0].is("keyword_argument")) {
+            if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool" ||
+                                        fn.text() == "any" || fn.text() == "all") &&
+                args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("generator_expression") &&
+                !args[0].is("list_splat")) {
                 return fmt::format("_graphmend_scalar(\"{}\", {})", fn.text(), predicate(args[0]));
             }
         }

@@ -158,6 +158,12 @@ def _graphmend_predicated_runtime():
         return not a
 
     def scalar(kind, t):
+        if kind in ("any", "all"):
+            # any(t) / all(t) iterate over t's first dimension; on a 1-D tensor that is
+            # t.any() / t.all() of its elements' truth.
+            if traced_tensor(t) and t.dim() == 1:
+                return (t != 0).any() if kind == "any" else (t != 0).all()
+            return any(t) if kind == "any" else all(t)
         if not traced_tensor(t) or t.numel() != 1:
             if kind == "item":
                 return t.item()
