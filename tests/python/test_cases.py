@@ -41,6 +41,8 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/returns.py", []),
     ("tests/fixtures/predicated-control-flow/costly.py", []),
     ("tests/fixtures/predicated-validation/forms.py", []),
+    ("tests/fixtures/predicated-validation/helpers.py", []),
+    ("tests/fixtures/predicated-control-flow/values.py", []),
 ]
 
 
