@@ -175,11 +175,11 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
                                             err->message);
             return;
         }
-        bool is_init = false;
-        std::string module = analysis::module_name_for(inputs[i].path, &is_init);
+        analysis::ModulePlace place = analysis::place_module(inputs[i].path);
         auto index = analysis::index_module(tree.root());
-        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(module), is_init, std::move(tree),
-                                               std::move(index)});
+        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
+                                               std::move(tree), std::move(index), std::move(place.project),
+                                               place.isolated});
     });
     // 2. The project-wide analysis, on this thread, in input order.
     std::vector<analysis::SourceFile> files;
