@@ -171,6 +171,24 @@ TEST(Checkouts, FileOrderInsideTheInputsDoesNotMatter) {
     EXPECT_EQ(sites_of(fix_files(inputs, FixOptions{})), forward);
 }
 
+TEST(Checkouts, ReportPerCheckoutAndInTotal) {
+    const fs::path cwd = fs::current_path();
+    fs::current_path(kCheckouts);
+    auto inputs = read_inputs({"phi-b", "alpha", "phi-a"});
+    fs::current_path(cwd);
+    const auto outcomes = fix_files(inputs, FixOptions{});
+    EXPECT_EQ(output::project_report(outcomes),
+              "project alpha: 2 files, 4 sites found, 4 fixed, 0 refused\n"
+              "project phi-a: 3 files, 2 sites found, 2 fixed, 0 refused\n"
+              "project phi-b: 3 files, 0 sites found, 0 fixed, 0 refused\n");
+    const auto json = output::json_report(outcomes);
+    ASSERT_EQ(json["projects"].size(), 3u);
+    EXPECT_EQ(json["projects"][1]["project"], "phi-a");
+    EXPECT_EQ(json["projects"][1]["fixed"], 2);
+    EXPECT_EQ(json["totals"]["fixed"], 6);
+    EXPECT_EQ(output::project_report(fix_files(read_inputs({(kCheckouts / "alpha").string()}), FixOptions{})), "");
+}
+
 // --- isolation between folder projects ----------------------------------------------------------
 
 // The files under `root`, in path order and reversed, have no site.
