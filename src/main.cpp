@@ -108,6 +108,7 @@ int run(const Options& opt, bool write) {
         }
     }
     if (outcomes.size() > 1 && !opt.quiet) {
+        fmt::print(stderr, "{}", output::project_report(outcomes));
         fmt::print(stderr, "{} file{} checked, {} {}\n", outcomes.size(), outcomes.size() == 1 ? "" : "s", changed,
                    write && !opt.diff ? "rewritten" : "would be rewritten");
     }

@@ -3,7 +3,33 @@
 //
 // Positions are byte offsets into each file's original UTF-8 text. The analysis is
 // syntactic: names are resolved through the file's own imports and, when several files
-// are fixed together, through the package they form (relative and absolute imports).
+// are fixed together, through the projects they form (relative and absolute imports).
+//
+// Projects. Every input file belongs to one project, found from the file system alone, so
+// that neither the order of the inputs nor the parent folder given changes a result:
+// - a package: the file's folder holds __init__.py. The project is the outermost folder of
+//   the __init__.py chain; module names are dotted paths from its parent
+//   (`.../transformers/models/t5/modeling_t5.py` -> "transformers.models.t5.modeling_t5").
+//   Packages share one namespace: `import transformers` in any input resolves to the
+//   transformers package when it is among the inputs.
+// - a folder project: the file's folder holds no __init__.py. That is the layout of a
+//   Hugging Face Hub checkout (config.json, modeling_*.py joined by relative imports) and of
+//   a folder of scripts. The folder is treated as a package named after it: `alpha/
+//   modeling_alpha.py` is "alpha.modeling_alpha", so `from .configuration_alpha import X`
+//   resolves in the same folder. Each folder project has a namespace of its own: its imports
+//   resolve inside the folder (relative, or absolute `import utils` between scripts) and
+//   then among the packages, never in another folder project. A folder of many checkouts is
+//   many projects.
+//
+// nn.Module bases outside the inputs. A base that resolves to a name outside the inputs is an
+// nn.Module when it is under torch.nn (not torch.nn.functional/utils/init), or one of a few
+// other torch classes, or listed in the shipped table of nn.Module classes of transformers
+// (src/analysis/module_table.txt, made from transformers 4.52.4 by scripts/module_table.sh
+// with graphmend's own analysis of the whole package, and embedded at build time). The table
+// was chosen over reading the installed sources of the Python that runs the model: it gives
+// the same answer on every machine and costs nothing at run time. A name matches an entry
+// `M.C` when it is `P.C` for P equal to M or a package above M (the package re-exports its
+// modules' classes: `transformers.PreTrainedModel`, `transformers.models.llama.LlamaModel`).
 #pragma once
 
 #include <cstdint>
@@ -49,19 +75,34 @@ struct ModuleIndex {
 /// One source file of a project: its path, dotted module name and parse tree.
 struct SourceFile {
     std::string path;
-    std::string module_name;  // "pkg.sub.mod", or the file stem outside a package
+    std::string module_name;  // "pkg.sub.mod"; "folder.stem" in a folder project
     bool is_package_init = false;
     syntax::Tree tree;
     ModuleIndex index;
+    std::string project;    // the project's folder (absolute): outermost package folder, or the folder
+    bool isolated = false;  // a folder project: its modules are visible only to its own files
 };
+
+/// Where a file sits: its module name and project (see the top of this header).
+struct ModulePlace {
+    std::string module_name;
+    bool is_package_init = false;
+    std::string project;
+    bool isolated = false;
+};
+ModulePlace place_module(const std::string& path);
 
 /// Builds the index of a parsed module.
 ModuleIndex index_module(const syntax::Node& root);
 
 /// The dotted module name of a file: its path relative to the parent of the outermost
 /// folder chain holding __init__.py files (`.../transformers/models/t5/modeling_t5.py`
-/// -> "transformers.models.t5.modeling_t5").
+/// -> "transformers.models.t5.modeling_t5"); "folder.stem" outside a package.
 std::string module_name_for(const std::string& path, bool* is_package_init = nullptr);
+
+/// True when the dotted name of a class outside the inputs is an nn.Module: torch.nn.*,
+/// a few other torch classes, or an entry of the shipped transformers table (see above).
+bool is_external_module_class(const std::string& dotted);
 
 /// A function in the compiled scope: file index and the function_definition node.
 struct FunctionRef {
@@ -69,11 +110,25 @@ struct FunctionRef {
     syntax::Node node;
 };
 
-/// The files fixed together, and the functions among them that run under torch.compile:
-/// the `forward` of every nn.Module subclass (a class whose base chain, followed through
-/// the project's own classes and imports, reaches a class of `torch.nn`), and every
-/// function or method reachable from such a forward by calls (`f(...)`, `self.m(...)`,
-/// `super().m(...)`, `module.f(...)`, `Class(...)` -> `__init__`).
+/// The files fixed together, and the functions among them that run under torch.compile
+/// (the compiled scope). The entry points are:
+/// - the `forward` of every nn.Module subclass (a class whose base chain, followed through
+///   the projects' own classes and imports, reaches an nn.Module outside the inputs; see
+///   is_external_module_class);
+/// - every function or method decorated with `@torch.compile`, `@torch.compile(...)`,
+///   `@torch.compiler.compile(...)`, `@torch._dynamo.optimize(...)` (also through aliases:
+///   `from torch import compile`);
+/// - every function or method passed to a compile call anywhere in the inputs:
+///   `torch.compile(f)`, `torch.compile(self.m)`, `torch.compile(mod.f)`,
+///   `torch.compile(Class.m)`, `torch.compile(**kw)(f)`, `torch._dynamo.optimize(b)(f)`, with
+///   f a module-level function or a def of an enclosing function. `torch.compile(model)`
+///   and `torch.compile(model.forward)` add nothing: model's forward is an entry already.
+/// The scope is the entry points and every function or method reachable from them by calls
+/// (`f(...)`, `self.m(...)`, `super().m(...)`, `module.f(...)`, `Class(...)` -> `__init__`).
+/// Dynamo does not trace a function decorated with `torch.compiler.disable`,
+/// `torch._dynamo.disable` or `torch._disable_dynamo` (nor `allow_in_graph` and
+/// `nonstrict_trace` ones): it is never in scope and the walk does not go through it.
+/// `disable(recursive=False)` skips only the function itself: its callees are walked.
 ///
 /// Everything is computed in the constructor; afterwards a Project is immutable, so its
 /// const members may be called from several threads at once (the rules of different files
@@ -90,6 +145,10 @@ public:
     [[nodiscard]] std::vector<syntax::Node> scope_of(std::size_t file) const;
     /// True when the class is an nn.Module subclass (false for a class the file does not define).
     [[nodiscard]] bool is_module_class(std::size_t file, const std::string& class_name) const;
+    /// The dotted names under which the module classes of the inputs can be imported from a
+    /// file: its own module classes and the names it imports from other inputs that are module
+    /// classes ("pkg.mod.Class"), sorted. tools/module_table.cpp makes the shipped table with it.
+    [[nodiscard]] std::vector<std::string> exported_module_classes(std::size_t file) const;
 
     // Name resolution for the value analysis (src/analysis/calls.cpp).
     /// The project function a call names: a module-level function (`f(...)`,
@@ -115,8 +174,15 @@ private:
     };
     [[nodiscard]] Symbol resolve_name(std::size_t file, const std::string& name, int depth = 0) const;
     [[nodiscard]] Symbol resolve_expr(std::size_t file, const syntax::Node& expr) const;
-    [[nodiscard]] Symbol resolve_in_module(const std::string& module, const std::string& name, int depth) const;
-    [[nodiscard]] std::optional<std::size_t> find_module(const std::string& dotted) const;
+    [[nodiscard]] Symbol resolve_in_module(const std::string& ns, const std::string& module, const std::string& name,
+                                           int depth) const;
+    [[nodiscard]] std::optional<std::size_t> find_module(const std::string& ns, const std::string& dotted) const;
+    [[nodiscard]] const std::string& namespace_of(std::size_t file) const;
+    [[nodiscard]] syntax::Node local_def(const syntax::Node& at, const std::string& name) const;
+    [[nodiscard]] std::string owner_class(const syntax::Node& function) const;
+    enum class Tracing { Traced, Skipped, SkippedAlone };  // SkippedAlone: disable(recursive=False)
+    [[nodiscard]] Tracing tracing_of(std::size_t file, const syntax::Node& function) const;
+    [[nodiscard]] bool is_compile_api(std::size_t file, const syntax::Node& expr, bool factory) const;
     [[nodiscard]] std::string absolute_module(std::size_t file, const Import& imp) const;
     [[nodiscard]] std::vector<std::pair<std::size_t, std::string>> class_bases(std::size_t file,
                                                                               const std::string& cls) const;
@@ -125,7 +191,10 @@ private:
     void compute_scope();
 
     std::vector<SourceFile> files_;
-    std::map<std::string, std::size_t> by_module_;
+    std::vector<std::size_t> by_path_;  // file indices in path order: analysis order, whatever the input order
+    // (namespace, dotted module) -> file; namespace "" holds the packages, a folder project's
+    // namespace is its folder. Of two files with one name, the first in path order wins.
+    std::map<std::pair<std::string, std::string>, std::size_t> by_module_;
     std::set<std::pair<std::size_t, std::uint32_t>> scope_;
     std::map<std::pair<std::size_t, std::string>, bool> module_classes_;  // every class of every file
 };

@@ -28,6 +28,7 @@ struct InputFile {
 
 struct FileOutcome {
     std::string path;
+    std::string project;  // the file's project folder, as given ("tests/checkouts/alpha"); see analysis.hpp
     std::string original;
     std::string fixed;                 // == original when nothing was rewritten
     std::vector<rules::Site> sites;    // in source order

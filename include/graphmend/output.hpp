@@ -14,9 +14,14 @@ namespace graphmend::output {
 /// then a summary line per file: sites found, fixed, refused (ruff/clang-tidy style).
 std::string text_report(const FileOutcome& outcome);
 
-/// The report of all files as JSON: {"files": [{"path", "changed", "error", "sites": [...]}],
-/// "totals": {...}}.
+/// The report of all files as JSON: {"files": [{"path", "project", "changed", "error",
+/// "sites": [...]}], "projects": [{"project", "files", "sites", "fixed", "refused", "errors"}],
+/// "totals": {...}}. Projects are in sorted order.
 nlohmann::json json_report(const std::vector<FileOutcome>& outcomes);
+
+/// One line per project (sorted), `project PATH: N files, S sites found, F fixed, R refused`,
+/// when the outcomes span more than one project; empty otherwise.
+std::string project_report(const std::vector<FileOutcome>& outcomes);
 
 /// A unified diff (3 lines of context) from `before` to `after`, with `--- a/PATH` and
 /// `+++ b/PATH` headers; empty when the texts are equal.

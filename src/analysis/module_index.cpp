@@ -134,26 +134,44 @@ ModuleIndex index_module(const Node& root) {
     return index;
 }
 
-std::string module_name_for(const std::string& path, bool* is_package_init) {
+ModulePlace place_module(const std::string& path) {
     namespace fs = std::filesystem;
-    fs::path p = fs::absolute(fs::path(path)).lexically_normal();
-    const bool init = p.filename() == "__init__.py";
-    if (is_package_init != nullptr) *is_package_init = init;
+    const fs::path p = fs::absolute(fs::path(path)).lexically_normal();
+    ModulePlace place;
+    place.is_package_init = p.filename() == "__init__.py";
     std::vector<std::string> parts;
-    if (!init) parts.push_back(p.stem().string());
+    if (!place.is_package_init) parts.push_back(p.stem().string());
     fs::path dir = p.parent_path();
+    fs::path outermost;
     while (!dir.empty() && fs::exists(dir / "__init__.py")) {
         parts.push_back(dir.filename().string());
+        outermost = dir;
         if (dir == dir.parent_path()) break;
         dir = dir.parent_path();
     }
-    if (parts.empty()) parts.push_back(p.stem().string());
-    std::string name;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-        if (!name.empty()) name += '.';
-        name += *it;
+    if (!outermost.empty()) {
+        place.project = outermost.string();
+    } else {
+        // A folder project (Hub checkout, folder of scripts): the folder acts as a package
+        // named after it, with a namespace of its own. An __init__.py given without its
+        // folder's __init__ chain (impossible on disk) would land here too.
+        place.project = p.parent_path().string();
+        place.isolated = true;
+        const std::string folder = p.parent_path().filename().string();
+        if (!place.is_package_init && !folder.empty()) parts.push_back(folder);
     }
-    return name;
+    if (parts.empty()) parts.push_back(p.stem().string());
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        if (!place.module_name.empty()) place.module_name += '.';
+        place.module_name += *it;
+    }
+    return place;
+}
+
+std::string module_name_for(const std::string& path, bool* is_package_init) {
+    ModulePlace place = place_module(path);
+    if (is_package_init != nullptr) *is_package_init = place.is_package_init;
+    return std::move(place.module_name);
 }
 
 }  // namespace graphmend::analysis

@@ -1,9 +1,14 @@
 // Project: name resolution across the files fixed together, nn.Module detection and the
 // compiled scope. See include/graphmend/analysis.hpp.
+#include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 
 #include "graphmend/analysis.hpp"
+#include "graphmend/module_table.hpp"
 
 namespace graphmend::analysis {
 
@@ -18,20 +23,126 @@ bool is_torch_nn_name(const std::string& dotted) {
            !dotted.starts_with("torch.nn.utils") && !dotted.starts_with("torch.nn.init");
 }
 
+// nn.Module classes of torch outside torch.nn.
+bool is_other_torch_module(const std::string& dotted) {
+    static const std::set<std::string, std::less<>> names = {
+        "torch.jit.ScriptModule",        "torch.jit.RecursiveScriptModule",  "torch.fx.GraphModule",
+        "torch.fx.graph_module.GraphModule", "torch._dynamo.OptimizedModule", "torch._dynamo.eval_frame.OptimizedModule",
+    };
+    return dotted.starts_with("torch.ao.nn.") || names.contains(dotted);
+}
+
+// The shipped table (src/analysis/module_table.txt): class name -> modules that bind it.
+// Lines are `module: Class Class ...`; `#` starts a comment line.
+const std::unordered_map<std::string, std::vector<std::string>>& module_table() {
+    static const auto table = [] {
+        std::unordered_map<std::string, std::vector<std::string>> t;
+        std::string_view text = table::module_table_txt;
+        while (!text.empty()) {
+            const auto eol = text.find('\n');
+            std::string_view line = text.substr(0, eol);
+            text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+            const auto colon = line.find(':');
+            if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
+            const std::string module(line.substr(0, colon));
+            std::string_view rest = line.substr(colon + 1);
+            while (!rest.empty()) {
+                const auto start = rest.find_first_not_of(' ');
+                if (start == std::string_view::npos) break;
+                rest = rest.substr(start);
+                const auto end = rest.find(' ');
+                t[std::string(rest.substr(0, end))].push_back(module);
+                rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+            }
+        }
+        return t;
+    }();
+    return table;
+}
+
 bool is_function_node(const Node& n) { return n.is("function_definition") || n.is("lambda"); }
+
+// Decorators and calls that make Dynamo skip a function (it runs eagerly, untraced).
+bool is_untraced_api(const std::string& dotted) {
+    return dotted == "torch.compiler.disable" || dotted == "torch._dynamo.disable" ||
+           dotted == "torch._disable_dynamo" || dotted == "torch._dynamo.decorators.disable" ||
+           dotted == "torch._dynamo.eval_frame.disable";
+}
+// Dynamo puts a call to these in the graph without tracing the body.
+bool is_opaque_api(const std::string& dotted) {
+    return dotted == "torch.compiler.allow_in_graph" || dotted == "torch._dynamo.allow_in_graph" ||
+           dotted == "torch._dynamo.nonstrict_trace";
+}
+
+// The positional arguments of a call.
+std::vector<Node> positional_args(const Node& call) {
+    std::vector<Node> out;
+    const Node args = call.field("arguments");
+    if (!args.is("argument_list")) return out;
+    for (const Node& a : args.named_children()) {
+        if (a.is("comment")) continue;
+        if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) continue;
+        out.push_back(a);
+    }
+    return out;
+}
+
+Node keyword_arg(const Node& call, std::string_view name) {
+    const Node args = call.field("arguments");
+    if (!args.is("argument_list")) return {};
+    for (const Node& a : args.named_children()) {
+        if (a.is("keyword_argument") && a.field("name").text() == name) return a.field("value");
+    }
+    return {};
+}
 
 }  // namespace
 
+bool is_external_module_class(const std::string& dotted) {
+    if (is_torch_nn_name(dotted) || is_other_torch_module(dotted)) return true;
+    const auto dot = dotted.rfind('.');
+    if (dot == std::string::npos) return false;
+    const std::string_view module = std::string_view(dotted).substr(0, dot);
+    const auto& table = module_table();
+    const auto it = table.find(dotted.substr(dot + 1));
+    if (it == table.end()) return false;
+    // `P.C` matches an entry `M: C` when P is M or a package above it (re-exports).
+    return std::any_of(it->second.begin(), it->second.end(), [&](const std::string& m) {
+        return m == module || (m.size() > module.size() && m.starts_with(module) && m[module.size()] == '.');
+    });
+}
+
 Project::Project(std::vector<SourceFile> files) : files_(std::move(files)) {
-    for (std::size_t i = 0; i < files_.size(); ++i) by_module_.emplace(files_[i].module_name, i);
+    namespace fs = std::filesystem;
+    std::vector<std::string> keys;
+    for (const auto& f : files_) keys.push_back(fs::absolute(fs::path(f.path)).lexically_normal().string());
+    by_path_.resize(files_.size());
+    for (std::size_t i = 0; i < files_.size(); ++i) by_path_[i] = i;
+    std::stable_sort(by_path_.begin(), by_path_.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    for (const std::size_t i : by_path_) {
+        const std::string& ns = namespace_of(i);
+        by_module_.emplace(std::make_pair(ns, files_[i].module_name), i);
+        // A script's sibling is importable by its bare name (`import utils` next to it).
+        if (files_[i].isolated) {
+            const auto dot = files_[i].module_name.find('.');
+            if (dot != std::string::npos) by_module_.emplace(std::make_pair(ns, files_[i].module_name.substr(dot + 1)), i);
+        }
+    }
     compute_module_classes();
     compute_scope();
 }
 
-std::optional<std::size_t> Project::find_module(const std::string& dotted) const {
-    const auto it = by_module_.find(dotted);
-    if (it == by_module_.end()) return std::nullopt;
-    return it->second;
+const std::string& Project::namespace_of(std::size_t file) const {
+    static const std::string kPackages;
+    return files_[file].isolated ? files_[file].project : kPackages;
+}
+
+std::optional<std::size_t> Project::find_module(const std::string& ns, const std::string& dotted) const {
+    if (!ns.empty()) {
+        if (const auto it = by_module_.find({ns, dotted}); it != by_module_.end()) return it->second;
+    }
+    if (const auto it = by_module_.find({std::string(), dotted}); it != by_module_.end()) return it->second;
+    return std::nullopt;
 }
 
 std::string Project::absolute_module(std::size_t file, const Import& imp) const {
@@ -47,10 +158,11 @@ std::string Project::absolute_module(std::size_t file, const Import& imp) const 
     return base.empty() ? imp.module : base + "." + imp.module;
 }
 
-Project::Symbol Project::resolve_in_module(const std::string& module, const std::string& name, int depth) const {
+Project::Symbol Project::resolve_in_module(const std::string& ns, const std::string& module, const std::string& name,
+                                           int depth) const {
     if (depth > kMaxDepth) return {};
-    if (const auto sub = find_module(module + "." + name)) return {Symbol::Module, *sub, ""};
-    if (const auto mod = find_module(module)) {
+    if (const auto sub = find_module(ns, module + "." + name)) return {Symbol::Module, *sub, ""};
+    if (const auto mod = find_module(ns, module)) {
         const ModuleIndex& idx = files_[*mod].index;
         if (idx.classes.contains(name)) return {Symbol::Class, *mod, name};
         if (idx.functions.contains(name)) return {Symbol::Function, *mod, name};
@@ -69,10 +181,10 @@ Project::Symbol Project::resolve_name(std::size_t file, const std::string& name,
     if (imp == nullptr) return {};
     const std::string module = absolute_module(file, *imp);
     if (imp->name.empty()) {
-        if (const auto m = find_module(module)) return {Symbol::Module, *m, ""};
+        if (const auto m = find_module(namespace_of(file), module)) return {Symbol::Module, *m, ""};
         return {Symbol::External, 0, module};
     }
-    return resolve_in_module(module, imp->name, depth + 1);
+    return resolve_in_module(namespace_of(file), module, imp->name, depth + 1);
 }
 
 Project::Symbol Project::resolve_expr(std::size_t file, const Node& expr) const {
@@ -80,7 +192,9 @@ Project::Symbol Project::resolve_expr(std::size_t file, const Node& expr) const 
     if (expr.is("attribute")) {
         const Symbol base = resolve_expr(file, expr.field("object"));
         const std::string attr(expr.field("attribute").text());
-        if (base.kind == Symbol::Module) return resolve_in_module(files_[base.file].module_name, attr, 0);
+        if (base.kind == Symbol::Module) {
+            return resolve_in_module(namespace_of(base.file), files_[base.file].module_name, attr, 0);
+        }
         if (base.kind == Symbol::External) return {Symbol::External, 0, base.name + "." + attr};
     }
     return {};
@@ -107,7 +221,7 @@ bool Project::compute_module_class(std::size_t file, const std::string& class_na
     if (it != files_[file].index.classes.end()) {
         for (const Node& b : it->second.bases) {
             const Symbol s = resolve_expr(file, b);
-            if ((s.kind == Symbol::External && is_torch_nn_name(s.name)) ||
+            if ((s.kind == Symbol::External && is_external_module_class(s.name)) ||
                 (s.kind == Symbol::Class && compute_module_class(s.file, s.name))) {
                 result = true;
                 break;
@@ -119,10 +233,25 @@ bool Project::compute_module_class(std::size_t file, const std::string& class_na
 }
 
 void Project::compute_module_classes() {
-    // In file order, then class-name order: a cycle of bases resolves the same way every run.
-    for (std::size_t f = 0; f < files_.size(); ++f) {
+    // In path order, then class-name order: a cycle of bases resolves the same way every run,
+    // whatever the order of the inputs.
+    for (const std::size_t f : by_path_) {
         for (const auto& [name, info] : files_[f].index.classes) compute_module_class(f, name);
     }
+}
+
+std::vector<std::string> Project::exported_module_classes(std::size_t file) const {
+    std::set<std::string> out;
+    const SourceFile& sf = files_[file];
+    for (const auto& [name, info] : sf.index.classes) {
+        if (is_module_class(file, name)) out.insert(sf.module_name + "." + name);
+    }
+    for (const Import& imp : sf.index.imports) {
+        if (imp.name.empty() || sf.index.classes.contains(imp.local) || sf.index.find_import(imp.local) != &imp) continue;
+        const Symbol s = resolve_name(file, imp.local);
+        if (s.kind == Symbol::Class && is_module_class(s.file, s.name)) out.insert(sf.module_name + "." + imp.local);
+    }
+    return {out.begin(), out.end()};
 }
 
 bool Project::is_module_class(std::size_t file, const std::string& class_name) const {
@@ -141,19 +270,78 @@ std::vector<Node> Project::scope_of(std::size_t file) const {
     return out;
 }
 
+std::string Project::owner_class(const Node& function) const {
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) return std::string(p.field("name").text());
+        if (is_function_node(p)) break;
+    }
+    return {};
+}
+
+Node Project::local_def(const Node& at, const std::string& name) const {
+    // The def of `name` in the nearest enclosing function that has one (not inside its
+    // nested functions or classes).
+    for (Node fn = enclosing_function(at); fn; fn = enclosing_function(fn)) {
+        if (!fn.is("function_definition")) continue;
+        Node found;
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (found) return false;
+            if (n.is("function_definition") && n.field("name").text() == name) {
+                found = n;
+                return false;
+            }
+            return !n.is("function_definition") && !n.is("class_definition") && !n.is("lambda");
+        });
+        if (found) return found;
+    }
+    return {};
+}
+
+Project::Tracing Project::tracing_of(std::size_t file, const Node& function) const {
+    const Node decorated = function.parent();
+    if (!decorated.is("decorated_definition")) return Tracing::Traced;
+    for (const Node& d : decorated.named_children()) {
+        if (!d.is("decorator")) continue;
+        for (const Node& e : d.named_children()) {
+            const Node callee = e.is("call") ? e.field("function") : e;
+            const Symbol s = resolve_expr(file, callee);
+            if (s.kind != Symbol::External) continue;
+            if (is_opaque_api(s.name)) return Tracing::Skipped;
+            if (!is_untraced_api(s.name)) continue;
+            if (e.is("call")) {
+                if (const Node r = keyword_arg(e, "recursive"); r && r.text() == "False") return Tracing::SkippedAlone;
+            }
+            return Tracing::Skipped;
+        }
+    }
+    return Tracing::Traced;
+}
+
+bool Project::is_compile_api(std::size_t file, const Node& expr, bool factory) const {
+    if (!expr.is("identifier") && !expr.is("attribute")) return false;
+    const Symbol s = resolve_expr(file, expr);
+    if (s.kind != Symbol::External) return false;
+    if (s.name == "torch.compile" || s.name == "torch.compiler.compile") return true;
+    return factory && (s.name == "torch._dynamo.optimize" || s.name == "torch._dynamo.optimize_assert");
+}
+
 void Project::compute_scope() {
     // Class hierarchy inside the project: (file, class) -> subclasses.
     std::map<std::pair<std::size_t, std::string>, std::vector<std::pair<std::size_t, std::string>>> subclasses;
-    for (std::size_t f = 0; f < files_.size(); ++f) {
+    for (const std::size_t f : by_path_) {
         for (const auto& [name, info] : files_[f].index.classes) {
             for (const auto& base : class_bases(f, name)) subclasses[base].emplace_back(f, name);
         }
     }
     std::deque<FunctionRef> work;
+    std::set<std::pair<std::size_t, std::uint32_t>> walked;  // the scope, plus disable(recursive=False) functions
     std::function<void(std::size_t, const Node&)> add = [&](std::size_t f, const Node& fn) {
         if (!fn.is("function_definition")) return;
         if (std::string(fn.field("name").text()).starts_with("_graphmend")) return;
-        if (!scope_.insert({f, fn.begin()}).second) return;
+        const Tracing tracing = tracing_of(f, fn);
+        if (tracing == Tracing::Skipped) return;
+        if (!walked.insert({f, fn.begin()}).second) return;
+        if (tracing == Tracing::Traced) scope_.insert({f, fn.begin()});
         work.push_back({f, fn});
         // A decorator of the project runs in its place (its wrapper calls the function).
         if (const Node decorated = fn.parent(); decorated.is("decorated_definition")) {
@@ -190,24 +378,76 @@ void Project::compute_scope() {
             }
         }
     };
-    for (std::size_t f = 0; f < files_.size(); ++f) {
+    // The function a compile call or a reference names: `f`, `self.m`, `mod.f`, `Class.m`.
+    auto add_target = [&](std::size_t f, const Node& target) {
+        if (target.is("identifier")) {
+            const std::string name(target.text());
+            if (const Node def = local_def(target, name)) {
+                add(f, def);
+                return;
+            }
+            const Symbol s = resolve_name(f, name);
+            if (s.kind == Symbol::Function) add(s.file, files_[s.file].index.functions.at(s.name));
+        } else if (target.is("attribute")) {
+            const Node obj = target.field("object");
+            const std::string attr(target.field("attribute").text());
+            if (obj.text() == "self" || obj.text() == "cls") {
+                const Node fn = enclosing_function(target);
+                const std::string owner = fn ? owner_class(fn) : std::string();
+                if (!owner.empty()) add_method(f, owner, attr, true, true);
+                return;
+            }
+            const Symbol s = resolve_expr(f, obj);
+            if (s.kind == Symbol::Module) {
+                const auto& idx = files_[s.file].index;
+                if (const auto it = idx.functions.find(attr); it != idx.functions.end()) add(s.file, it->second);
+            } else if (s.kind == Symbol::Class) {
+                add_method(s.file, s.name, attr, true, false);
+            }
+        }
+    };
+    // Entry points 1: the forward of every nn.Module subclass.
+    for (const std::size_t f : by_path_) {
         for (const auto& [name, info] : files_[f].index.classes) {
             if (!is_module_class(f, name)) continue;
             if (const auto m = info.methods.find("forward"); m != info.methods.end()) add(f, m->second);
         }
     }
+    // Entry points 2: functions decorated with a compile API or passed to one. Only files
+    // whose text names one (`compile`, `optimize`) are walked.
+    for (const std::size_t f : by_path_) {
+        const std::string& text = files_[f].tree.source().text();
+        if (text.find("compile") == std::string::npos && text.find("optimize") == std::string::npos) continue;
+        syntax::walk(files_[f].tree.root(), [&](const Node& n) {
+            if (n.is("decorated_definition")) {
+                const Node def = n.field("definition");
+                if (!def.is("function_definition")) return true;
+                for (const Node& d : n.named_children()) {
+                    if (!d.is("decorator")) continue;
+                    for (const Node& e : d.named_children()) {
+                        if (e.is("call") ? is_compile_api(f, e.field("function"), true) : is_compile_api(f, e, false)) {
+                            add(f, def);
+                        }
+                    }
+                }
+                return true;
+            }
+            if (!n.is("call")) return true;
+            const Node callee = n.field("function");
+            const auto args = positional_args(n);
+            if (is_compile_api(f, callee, false)) {  // torch.compile(f, ...)
+                const Node target = args.empty() ? keyword_arg(n, "model") : args.front();
+                if (target) add_target(f, target);
+            } else if (callee.is("call") && is_compile_api(f, callee.field("function"), true) && !args.empty()) {
+                add_target(f, args.front());  // torch.compile(**kw)(f), torch._dynamo.optimize(b)(f)
+            }
+            return true;
+        });
+    }
     while (!work.empty()) {
         const FunctionRef ref = work.front();
         work.pop_front();
-        // The class the function is a method of, if any.
-        std::string owner;
-        for (Node p = ref.node.parent(); p; p = p.parent()) {
-            if (p.is("class_definition")) {
-                owner = std::string(p.field("name").text());
-                break;
-            }
-            if (is_function_node(p)) break;
-        }
+        const std::string owner = owner_class(ref.node);  // the class the function is a method of, if any
         syntax::walk(ref.node.field("body"), [&](const Node& n) {
             if (n.is("function_definition")) {
                 add(ref.file, n);  // nested helpers run when called from the body

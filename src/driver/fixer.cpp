@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -95,6 +96,18 @@ edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std
     return {end, end, (ends_with_newline || text.empty() ? "" : eol) + eol + eol + block};
 }
 
+// The project folder written the way the file's path was given: the path minus the file's
+// place inside the project ("tests/checkouts/alpha/modeling_alpha.py" -> "tests/checkouts/alpha").
+std::string project_as_given(const std::string& path, const std::string& project) {
+    namespace fs = std::filesystem;
+    const std::string inside =
+        fs::absolute(fs::path(path)).lexically_normal().lexically_relative(fs::path(project)).generic_string();
+    if (inside.empty() || inside.starts_with("..") || !path.ends_with(inside)) return project;
+    const std::string given = path.substr(0, path.size() - inside.size());
+    if (given.empty()) return ".";
+    return given.size() > 1 && given.back() == '/' ? given.substr(0, given.size() - 1) : given;
+}
+
 std::string location(const std::string& path, syntax::LineCol where) {
     return fmt::format("{}:{}:{}", path, where.line, where.col);
 }
@@ -170,17 +183,18 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         outcomes[i].path = inputs[i].path;
         outcomes[i].original = inputs[i].text;
         outcomes[i].fixed = inputs[i].text;
+        analysis::ModulePlace place = analysis::place_module(inputs[i].path);
+        outcomes[i].project = project_as_given(inputs[i].path, place.project);
         syntax::Tree tree = syntax::Tree::parse(std::move(inputs[i].text));
         if (const auto err = tree.error()) {
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
             return;
         }
-        bool is_init = false;
-        std::string module = analysis::module_name_for(inputs[i].path, &is_init);
         auto index = analysis::index_module(tree.root());
-        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(module), is_init, std::move(tree),
-                                               std::move(index)});
+        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
+                                               std::move(tree), std::move(index), std::move(place.project),
+                                               place.isolated});
     });
     // 2. The project-wide analysis, on this thread, in input order.
     std::vector<analysis::SourceFile> files;

@@ -1,6 +1,9 @@
 // Reports: see include/graphmend/output.hpp.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "graphmend/output.hpp"
 
 namespace graphmend::output {
@@ -15,7 +18,36 @@ std::string_view status(const FileOutcome& o, std::size_t i) {
                                                                     : "not applied";
 }
 
+struct Tally {
+    std::size_t files = 0, sites = 0, fixed = 0, errors = 0;
+
+    void add(const FileOutcome& o) {
+        ++files;
+        sites += o.sites.size();
+        fixed += static_cast<std::size_t>(std::count(o.applied.begin(), o.applied.end(), true));
+        errors += o.error ? 1 : 0;
+    }
+};
+
+std::map<std::string, Tally> by_project(const std::vector<FileOutcome>& outcomes) {
+    std::map<std::string, Tally> out;
+    for (const auto& o : outcomes) out[o.project].add(o);
+    return out;
+}
+
 }  // namespace
+
+std::string project_report(const std::vector<FileOutcome>& outcomes) {
+    const auto projects = by_project(outcomes);
+    if (projects.size() < 2) return {};
+    std::string out;
+    for (const auto& [project, t] : projects) {
+        out += fmt::format("project {}: {} file{}, {} site{} found, {} fixed, {} refused{}\n", project, t.files,
+                           t.files == 1 ? "" : "s", t.sites, t.sites == 1 ? "" : "s", t.fixed, t.sites - t.fixed,
+                           t.errors ? fmt::format(", {} error{}", t.errors, t.errors == 1 ? "" : "s") : "");
+    }
+    return out;
+}
 
 std::string text_report(const FileOutcome& o) {
     std::string out;
@@ -68,11 +100,18 @@ nlohmann::json json_report(const std::vector<FileOutcome>& outcomes) {
         }
         errors += o.error ? 1 : 0;
         files.push_back({{"path", o.path},
+                         {"project", o.project},
                          {"changed", o.changed()},
                          {"error", o.error ? nlohmann::json(*o.error) : nlohmann::json(nullptr)},
                          {"sites", js}});
     }
+    nlohmann::json projects = nlohmann::json::array();
+    for (const auto& [project, t] : by_project(outcomes)) {
+        projects.push_back({{"project", project}, {"files", t.files}, {"sites", t.sites}, {"fixed", t.fixed},
+                            {"refused", t.sites - t.fixed}, {"errors", t.errors}});
+    }
     return {{"files", files},
+            {"projects", projects},
             {"totals", {{"files", outcomes.size()}, {"sites", sites}, {"fixed", fixed}, {"refused", sites - fixed},
                         {"errors", errors}}}};
 }

@@ -1,0 +1,183 @@
+"""The Hub-style checkouts of tests/checkouts/ (see its README.md): every row of its table.
+
+- `graphmend check` on each checkout, and on all of them at once in any order or from another
+  folder, finds the expected sites per file;
+- the fixed `alpha`, loaded as remote code with AutoModel/AutoConfig(trust_remote_code=True),
+  gives the same outputs, stdout and log records as the original, eagerly and under
+  torch.compile, and compiles to 1 FX graph.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import BINARY, REPO, require_graphmend
+
+CHECKOUTS = REPO / "tests" / "checkouts"
+
+
+def check(args, tmp_path, cwd=REPO):
+    """`graphmend check --report-json` ARGS; returns {absolute path: [(line, code, status), ...]}."""
+    report = tmp_path / "report.json"
+    proc = subprocess.run([str(BINARY), "check", "--report-json", str(report), *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    sites = {}
+    for entry in json.loads(report.read_text())["files"]:
+        path = str((Path(cwd) / entry["path"]).resolve())
+        sites[path] = [(s["line"], s["code"], s["status"]) for s in entry["sites"]]
+    return sites
+
+
+def in_checkout(sites, name):
+    return {Path(p).name: s for p, s in sites.items() if Path(p).parent.name == name}
+
+
+def test_alpha_four_sites_all_fixed(tmp_path):
+    require_graphmend()
+    sites = in_checkout(check([CHECKOUTS / "alpha"], tmp_path), "alpha")
+    assert sites == {
+        "configuration_alpha.py": [],
+        "modeling_alpha.py": [(19, "GM101", "fixed"), (20, "GM101", "fixed"),  # MyAttention.forward
+                              (41, "GM201", "fixed"), (43, "GM101", "fixed")],  # AlphaModel.forward
+    }
+
+
+def test_phi_a_two_sites_fixed(tmp_path):
+    require_graphmend()
+    sites = in_checkout(check([CHECKOUTS / "phi-a"], tmp_path), "phi-a")
+    assert sites == {
+        "configuration_phi.py": [],
+        "modeling_phi.py": [(13, "GM101", "fixed")],  # MyAttention.forward, base BaseAttention(nn.Module)
+        "utils_phi.py": [(9, "GM101", "fixed")],  # debug_stats, called by PhiModel.forward
+    }
+
+
+def test_phi_b_no_sites(tmp_path):
+    require_graphmend()
+    sites = check([CHECKOUTS / "phi-b"], tmp_path)
+    assert len(sites) == 3
+    assert all(s == [] for s in sites.values()), sites
+
+
+@pytest.mark.parametrize("args,cwd", [
+    (["."], CHECKOUTS),
+    (["phi-b", "phi-a", "alpha"], CHECKOUTS),
+    (["alpha", "phi-b", "phi-a"], CHECKOUTS),
+    (["tests/checkouts"], REPO),
+    ([str(CHECKOUTS)], "/"),
+    (["alpha/modeling_alpha.py", "phi-b", "alpha/configuration_alpha.py", "phi-a/utils_phi.py",
+      "phi-a/modeling_phi.py", "phi-a/configuration_phi.py"], CHECKOUTS),
+], ids=["dot", "reversed", "mixed", "parent-folder", "absolute-from-root", "files-shuffled"])
+def test_all_checkouts_at_once_match_the_separate_runs(tmp_path, args, cwd):
+    require_graphmend()
+    separate = {}
+    for name in ("alpha", "phi-a", "phi-b"):
+        separate.update(check([CHECKOUTS / name], tmp_path))
+    assert sum(len(s) for s in separate.values()) == 6
+    together = check(args, tmp_path, cwd=cwd)
+    assert together == separate
+
+
+# --- the fixed alpha, loaded as remote code --------------------------------------------------------
+
+RUN_ALPHA = textwrap.dedent('''
+    import io, json, logging, sys, contextlib
+    import torch
+    from transformers import AutoConfig, AutoModel
+    from transformers.utils import logging as hf_logging
+
+    folder, out = sys.argv[1], sys.argv[2]
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.records = []
+
+        def emit(self, record):
+            if record.name.startswith("transformers_modules"):
+                self.records.append([record.name, record.levelname, record.getMessage()])
+
+    handler = Records()
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.DEBUG)
+    hf_logging.set_verbosity_info()
+
+    config = AutoConfig.from_pretrained(folder, trust_remote_code=True)
+    torch.manual_seed(0)
+    model = AutoModel.from_config(config, trust_remote_code=True).eval()
+    source = sys.modules[type(model).__module__].__file__
+
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(len(gm.graph.nodes))
+        return gm.forward
+
+    torch.manual_seed(1)
+    small = torch.randn(2, 4, 16)
+    big = small * 1000  # takes the data-dependent branch of AlphaModel.forward
+    result = {"source": source}
+    with torch.no_grad():
+        for arm, fn in (("eager", model), ("compiled", torch.compile(model, backend=counting_backend, dynamic=False))):
+            for name, x in (("small", small), ("big", big)):
+                handler.records.clear()
+                stdout = io.StringIO()
+                with contextlib.redirect_stdout(stdout):
+                    y = fn(x)
+                torch.save(y, f"{out}/{arm}-{name}.pt")
+                result[f"{arm}-{name}"] = {"stdout": stdout.getvalue(), "records": list(handler.records)}
+    result["graphs"] = len(graphs)
+    with open(f"{out}/result.json", "w") as f:
+        json.dump(result, f, indent=1)
+''')
+
+
+def run_alpha(folder, out, modules_cache):
+    out.mkdir()
+    env = dict(os.environ, HF_MODULES_CACHE=str(modules_cache), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               TORCHINDUCTOR_CACHE_DIR=str(modules_cache / "inductor"))
+    proc = subprocess.run([sys.executable, "-c", RUN_ALPHA, str(folder), str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads((out / "result.json").read_text())
+
+
+@pytest.mark.slow
+def test_fixed_alpha_as_remote_code_behaves_the_same_in_one_graph(tmp_path):
+    require_graphmend()
+    import torch
+
+    original = tmp_path / "original" / "alpha"
+    fixed = tmp_path / "fixed" / "alpha"
+    shutil.copytree(CHECKOUTS / "alpha", original)
+    shutil.copytree(CHECKOUTS / "alpha", fixed)
+    proc = subprocess.run([str(BINARY), "fix", str(fixed)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (fixed / "modeling_alpha.py").read_text() != (original / "modeling_alpha.py").read_text()
+
+    before = run_alpha(original, tmp_path / "out-original", tmp_path / "modules-original")
+    after = run_alpha(fixed, tmp_path / "out-fixed", tmp_path / "modules-fixed")
+    # Each arm ran its own copy (remote code is cached per HF_MODULES_CACHE).
+    assert Path(before["source"]).is_relative_to(tmp_path / "modules-original")
+    assert Path(after["source"]).is_relative_to(tmp_path / "modules-fixed")
+    assert "_graphmend" in Path(after["source"]).read_text()
+
+    for key in ("eager-small", "eager-big", "compiled-small", "compiled-big"):
+        y0 = torch.load(tmp_path / "out-original" / f"{key}.pt")
+        y1 = torch.load(tmp_path / "out-fixed" / f"{key}.pt")
+        assert torch.equal(y0, y1), key
+        assert after[key]["stdout"] == before[key]["stdout"], key
+        assert after[key]["records"] == before[key]["records"], key
+    # The messages are there at all (else the comparisons above prove little).
+    assert "alpha attention: max score" in before["eager-small"]["stdout"]
+    assert any("output norm" in r[2] for r in before["compiled-big"]["records"])
+    assert torch.equal(torch.load(tmp_path / "out-original" / "eager-big.pt"),
+                       torch.load(tmp_path / "out-original" / "compiled-big.pt"))
+    assert before["graphs"] > 1
+    assert after["graphs"] == 1, after["graphs"]

@@ -1,0 +1,493 @@
+// Projects and the compiled scope (analysis.hpp): where a file's project is, imports that
+// never cross from one Hub checkout to another, results that do not depend on the order of
+// the inputs, torch.compile entry points besides forward, disable-decorated functions, and
+// nn.Module bases outside the inputs (the shipped transformers table).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <unistd.h>
+
+#include "graphmend/analysis.hpp"
+#include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
+
+namespace fs = std::filesystem;
+using namespace graphmend;
+
+namespace {
+
+const fs::path kRoot = GRAPHMEND_SOURCE_DIR;
+const fs::path kCheckouts = kRoot / "tests/checkouts";
+
+// A fresh empty folder for files written by a test.
+fs::path temp_folder(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("graphmend-project-test-" + std::to_string(::getpid())) / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+void write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    output::write_atomically(path.string(), text);
+}
+
+std::vector<InputFile> read_inputs(const std::vector<std::string>& paths) {
+    std::vector<InputFile> inputs;
+    for (const auto& f : output::collect_python_files(paths)) inputs.push_back({f, output::read_file(f)});
+    return inputs;
+}
+
+// path -> "line:col CODE status" of every site, for comparing runs.
+using Sites = std::map<std::string, std::vector<std::string>>;
+
+Sites sites_of(const std::vector<FileOutcome>& outcomes) {
+    Sites out;
+    for (const auto& o : outcomes) {
+        auto& list = out[fs::weakly_canonical(o.path).string()];
+        for (std::size_t s = 0; s < o.sites.size(); ++s) {
+            const auto& site = o.sites[s];
+            const auto where = syntax::SourceText(o.original).position(site.begin);
+            list.push_back(std::to_string(where.line) + ":" + std::to_string(where.col) + " " + site.code + " " +
+                           (o.applied[s] ? "fixed" : "refused"));
+        }
+    }
+    return out;
+}
+
+std::size_t count(const Sites& sites, const std::string& status) {
+    std::size_t n = 0;
+    for (const auto& [path, list] : sites) {
+        for (const auto& s : list) n += s.ends_with(status) ? 1 : 0;
+    }
+    return n;
+}
+
+// The project built from files given as (path, text); paths need not exist.
+analysis::Project project_of(const std::vector<std::pair<std::string, std::string>>& files) {
+    std::vector<analysis::SourceFile> parsed;
+    for (const auto& [path, text] : files) {
+        syntax::Tree tree = syntax::Tree::parse(text);
+        analysis::ModulePlace place = analysis::place_module(path);
+        auto index = analysis::index_module(tree.root());
+        parsed.push_back({path, std::move(place.module_name), place.is_package_init, std::move(tree), std::move(index),
+                          std::move(place.project), place.isolated});
+    }
+    return analysis::Project(std::move(parsed));
+}
+
+// The names of the in-scope functions of one file, sorted.
+std::set<std::string> scope_names(const analysis::Project& project, std::size_t file) {
+    std::set<std::string> names;
+    for (const auto& fn : project.scope_of(file)) names.emplace(fn.field("name").text());
+    return names;
+}
+
+// --- where projects are -----------------------------------------------------------------------
+
+TEST(ProjectRoots, HubCheckoutIsAFolderProjectNamedAfterItsFolder) {
+    const auto place = analysis::place_module((kCheckouts / "phi-a/utils_phi.py").string());
+    EXPECT_EQ(place.module_name, "phi-a.utils_phi");
+    EXPECT_TRUE(place.isolated);
+    EXPECT_EQ(place.project, (kCheckouts / "phi-a").lexically_normal().string());
+    EXPECT_FALSE(place.is_package_init);
+}
+
+TEST(ProjectRoots, PackageIsTheOutermostInitChain) {
+    const fs::path pkg = kRoot / "tests/fixtures/deferred-side-effect/package";
+    const auto place = analysis::place_module((pkg / "models/modeling.py").string());
+    EXPECT_EQ(place.module_name, "package.models.modeling");
+    EXPECT_FALSE(place.isolated);
+    EXPECT_EQ(place.project, pkg.lexically_normal().string());
+    const auto init = analysis::place_module((pkg / "models/__init__.py").string());
+    EXPECT_EQ(init.module_name, "package.models");
+    EXPECT_TRUE(init.is_package_init);
+}
+
+TEST(ProjectRoots, ModuleNameDoesNotDependOnTheFolderGiven) {
+    const fs::path cwd = fs::current_path();
+    fs::current_path(kCheckouts / "alpha");
+    const auto from_inside = analysis::place_module("modeling_alpha.py");
+    fs::current_path(kRoot);
+    const auto from_root = analysis::place_module("tests/checkouts/alpha/modeling_alpha.py");
+    fs::current_path(cwd);
+    EXPECT_EQ(from_inside.module_name, "alpha.modeling_alpha");
+    EXPECT_EQ(from_root.module_name, from_inside.module_name);
+    EXPECT_EQ(from_root.project, from_inside.project);
+}
+
+// --- tests/checkouts/README.md ----------------------------------------------------------------
+
+Sites run_checkouts(const std::vector<std::string>& folders) {
+    std::vector<std::string> paths;
+    for (const auto& f : folders) paths.push_back((kCheckouts / f).string());
+    return sites_of(fix_files(read_inputs(paths), FixOptions{}));
+}
+
+TEST(Checkouts, AlphaHasFourSitesAllFixed) {
+    const Sites sites = run_checkouts({"alpha"});
+    const auto& model = sites.at(fs::weakly_canonical(kCheckouts / "alpha/modeling_alpha.py").string());
+    EXPECT_EQ(model, (std::vector<std::string>{"19:9 GM101 fixed", "20:9 GM101 fixed", "41:9 GM201 fixed",
+                                               "43:9 GM101 fixed"}));
+    EXPECT_EQ(count(sites, "fixed"), 4u);
+    EXPECT_EQ(count(sites, "refused"), 0u);
+}
+
+TEST(Checkouts, PhiAHasTwoSitesFixed) {
+    const Sites sites = run_checkouts({"phi-a"});
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "phi-a/modeling_phi.py").string()),
+              std::vector<std::string>{"13:9 GM101 fixed"});
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "phi-a/utils_phi.py").string()),
+              std::vector<std::string>{"9:5 GM101 fixed"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 2u);
+}
+
+TEST(Checkouts, PhiBHasNoSites) {
+    const Sites sites = run_checkouts({"phi-b"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 0u);
+}
+
+TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
+    Sites separate;
+    for (const char* f : {"alpha", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
+    ASSERT_EQ(count(separate, "fixed"), 6u);
+    std::vector<std::string> order = {"alpha", "phi-a", "phi-b"};
+    do {
+        EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2];
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_EQ(sites_of(fix_files(read_inputs({kCheckouts.string()}), FixOptions{})), separate);
+}
+
+TEST(Checkouts, FileOrderInsideTheInputsDoesNotMatter) {
+    auto inputs = read_inputs({kCheckouts.string()});
+    const Sites forward = sites_of(fix_files(inputs, FixOptions{}));
+    std::reverse(inputs.begin(), inputs.end());
+    EXPECT_EQ(sites_of(fix_files(inputs, FixOptions{})), forward);
+    std::rotate(inputs.begin(), inputs.begin() + 3, inputs.end());
+    EXPECT_EQ(sites_of(fix_files(inputs, FixOptions{})), forward);
+}
+
+TEST(Checkouts, ReportPerCheckoutAndInTotal) {
+    const fs::path cwd = fs::current_path();
+    fs::current_path(kCheckouts);
+    auto inputs = read_inputs({"phi-b", "alpha", "phi-a"});
+    fs::current_path(cwd);
+    const auto outcomes = fix_files(inputs, FixOptions{});
+    EXPECT_EQ(output::project_report(outcomes),
+              "project alpha: 2 files, 4 sites found, 4 fixed, 0 refused\n"
+              "project phi-a: 3 files, 2 sites found, 2 fixed, 0 refused\n"
+              "project phi-b: 3 files, 0 sites found, 0 fixed, 0 refused\n");
+    const auto json = output::json_report(outcomes);
+    ASSERT_EQ(json["projects"].size(), 3u);
+    EXPECT_EQ(json["projects"][1]["project"], "phi-a");
+    EXPECT_EQ(json["projects"][1]["fixed"], 2);
+    EXPECT_EQ(json["totals"]["fixed"], 6);
+    EXPECT_EQ(output::project_report(fix_files(read_inputs({(kCheckouts / "alpha").string()}), FixOptions{})), "");
+}
+
+// --- isolation between folder projects ----------------------------------------------------------
+
+// The files under `root`, in path order and reversed, have no site.
+void expect_no_sites_in_either_order(const fs::path& root) {
+    for (const bool reversed : {false, true}) {
+        auto inputs = read_inputs({root.string()});
+        if (reversed) std::reverse(inputs.begin(), inputs.end());
+        const Sites sites = sites_of(fix_files(inputs, FixOptions{}));
+        EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 0u) << root << " reversed=" << reversed;
+    }
+}
+
+TEST(Isolation, RelativeImportNeverResolvesInASiblingCheckout) {
+    const fs::path root = temp_folder("siblings");
+    // a/ imports .helpers, which it lacks; b/helpers.py has one: it must not be used.
+    write(root / "a/modeling_a.py",
+          "from torch import nn\nfrom .helpers import dbg\n\nclass A(nn.Module):\n    def forward(self, x):\n"
+          "        dbg(x)\n        return x\n");
+    write(root / "b/helpers.py", "def dbg(x):\n    print('b', x.sum())\n");
+    write(root / "b/modeling_b.py", "class B:\n    def forward(self, x):\n        return x\n");
+    expect_no_sites_in_either_order(root);
+}
+
+TEST(Isolation, ScriptsImportTheirOwnSiblingsByBareName) {
+    const fs::path root = temp_folder("scripts");
+    const std::string helper_print = "def dbg(x):\n    print('here', x.sum())\n";
+    write(root / "eins/helpers.py", helper_print);  // same name, first in path order, imported by nothing
+    write(root / "zwei/helpers.py", helper_print);
+    write(root / "zwei/model.py",
+          "from torch import nn\nfrom helpers import dbg\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+          "        dbg(x)\n        return x\n");
+    const Sites sites = sites_of(fix_files(read_inputs({root.string()}), FixOptions{}));
+    EXPECT_EQ(sites.at(fs::weakly_canonical(root / "zwei/helpers.py").string()), std::vector<std::string>{"2:5 GM101 fixed"});
+    EXPECT_TRUE(sites.at(fs::weakly_canonical(root / "eins/helpers.py").string()).empty());
+}
+
+TEST(Isolation, CheckoutsWithTheSameFolderNameStayApart) {
+    const fs::path root = temp_folder("same-name");
+    // a/ckpt's Base is an nn.Module; b/ckpt's is not, and b/ckpt's model must use its own.
+    write(root / "a/ckpt/utils.py", "from torch import nn\n\nclass Base(nn.Module):\n    pass\n");
+    write(root / "b/ckpt/utils.py", "class Base:\n    pass\n");
+    write(root / "b/ckpt/modeling.py",
+          "from .utils import Base\n\nclass M(Base):\n    def forward(self, x):\n        print(x.sum())\n"
+          "        return x\n");
+    expect_no_sites_in_either_order(root);
+}
+
+TEST(Isolation, PackagesStayVisibleFromCheckouts) {
+    const fs::path root = temp_folder("package-and-checkout");
+    write(root / "lib/mylib/__init__.py", "");
+    write(root / "lib/mylib/base.py", "from torch import nn\n\nclass Base(nn.Module):\n    pass\n");
+    write(root / "checkout/modeling_c.py",
+          "from mylib.base import Base\n\nclass C(Base):\n    def forward(self, x):\n        print(x.sum())\n"
+          "        return x\n");
+    const Sites sites = sites_of(fix_files(read_inputs({(root / "lib").string(), (root / "checkout").string()}), FixOptions{}));
+    EXPECT_EQ(sites.at(fs::weakly_canonical(root / "checkout/modeling_c.py").string()),
+              std::vector<std::string>{"5:9 GM101 fixed"});
+}
+
+// --- torch.compile entry points and disabled functions ---------------------------------------------
+
+const std::string kCompiled = R"(import torch
+from torch import compile as tc
+
+
+@torch.compile
+def decorated(x):
+    return x
+
+
+@torch.compile(dynamic=False)
+def decorated_call(x):
+    return helper_of_decorated(x)
+
+
+def helper_of_decorated(x):
+    return x
+
+
+@tc
+def decorated_alias(x):
+    return x
+
+
+@torch.compiler.compile(fullgraph=True)
+def decorated_compiler_api(x):
+    return x
+
+
+@torch._dynamo.optimize("eager")
+def decorated_optimize(x):
+    return x
+
+
+def passed(x):
+    return x
+
+
+def passed_in_function(x):
+    return x
+
+
+def passed_to_factory(x):
+    return x
+
+
+compiled = torch.compile(passed, fullgraph=True)
+
+
+def main():
+    def nested(x):
+        return x
+
+    a = torch.compile(nested)
+    b = torch.compile(model=passed_in_function)
+    c = torch.compile(dynamic=True)(passed_to_factory)
+    return a, b, c
+
+
+class Trainer:
+    def step(self, x):
+        return self.inner(x)
+
+    def inner(self, x):
+        return x
+
+    def other(self, x):
+        return x
+
+    def build(self):
+        return torch.compile(self.step)
+
+
+class Static:
+    def run(self, x):
+        return x
+
+
+static_compiled = torch.compile(Static.run)
+
+
+def never_compiled(x):
+    return x
+
+
+@torch.compiler.disable
+def disabled(x):
+    return x
+
+
+@torch.compiler.set_stance("force_eager")
+def stance_only(x):
+    return x
+)";
+
+TEST(CompiledScope, DecoratedAndPassedFunctionsAreInScope) {
+    const auto project = project_of({{"/nonexistent-graphmend/compiled/model.py", kCompiled}});
+    EXPECT_EQ(scope_names(project, 0),
+              (std::set<std::string>{"decorated", "decorated_call", "helper_of_decorated", "decorated_alias",
+                                     "decorated_compiler_api", "decorated_optimize", "passed", "passed_in_function",
+                                     "passed_to_factory", "nested", "step", "inner", "run"}));
+}
+
+TEST(CompiledScope, CompileCallInAnotherFileOfTheCheckout) {
+    const auto project = project_of({
+        {"/nonexistent-graphmend/ck/train.py",
+         "import torch\nfrom .ops import fused\n\nstep = torch.compile(fused)\n"},
+        {"/nonexistent-graphmend/ck/ops.py", "def fused(x):\n    return x\n\ndef unused(x):\n    return x\n"},
+        {"/nonexistent-graphmend/other/ops.py", "def fused(x):\n    return x\n"},
+    });
+    EXPECT_EQ(scope_names(project, 1), std::set<std::string>{"fused"});
+    EXPECT_TRUE(scope_names(project, 2).empty()) << "resolved into another checkout";
+}
+
+const std::string kDisabled = R"(import torch
+from torch import nn
+
+
+def traced_helper(x):
+    return x
+
+
+def only_from_disabled(x):
+    return x
+
+
+@torch.compiler.disable
+def disabled(x):
+    return only_from_disabled(x)
+
+
+@torch._dynamo.disable
+def dynamo_disabled(x):
+    return x
+
+
+@torch.compiler.disable(recursive=False)
+def disabled_alone(x):
+    return callee_of_disabled_alone(x)
+
+
+def callee_of_disabled_alone(x):
+    return x
+
+
+@torch.compiler.allow_in_graph
+def in_graph(x):
+    return x
+
+
+class M(nn.Module):
+    def forward(self, x):
+        x = traced_helper(x)
+        x = disabled(x)
+        x = dynamo_disabled(x)
+        x = disabled_alone(x)
+        x = in_graph(x)
+        return self.mask(x)
+
+    @torch.compiler.disable
+    def mask(self, x):
+        return x
+
+
+class Skipped(nn.Module):
+    @torch.compiler.disable
+    def forward(self, x):
+        return traced_helper(x)
+)";
+
+TEST(CompiledScope, DisabledFunctionsAreNotInScope) {
+    const auto project = project_of({{"/nonexistent-graphmend/disabled/model.py", kDisabled}});
+    EXPECT_EQ(scope_names(project, 0), (std::set<std::string>{"forward", "traced_helper", "callee_of_disabled_alone"}));
+    // Exactly one forward (M's) is in scope.
+    std::size_t forwards = 0;
+    for (const auto& fn : project.scope_of(0)) forwards += fn.field("name").text() == "forward" ? 1 : 0;
+    EXPECT_EQ(forwards, 1u);
+}
+
+TEST(CompiledScope, DisabledPrintIsLeftAlone) {
+    const auto out = fix_files({{"/nonexistent-graphmend/disabled/print.py",
+                                 "import torch\nfrom torch import nn\n\n@torch.compiler.disable\ndef log(x):\n"
+                                 "    print(x.sum())\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+                                 "        log(x)\n        print(x.mean())\n        return x\n"}},
+                               FixOptions{});
+    ASSERT_EQ(out.at(0).sites.size(), 1u);
+    EXPECT_EQ(syntax::SourceText(out[0].original).position(out[0].sites[0].begin).line, 11u);
+}
+
+// --- nn.Module bases outside the inputs ------------------------------------------------------------
+
+TEST(InstalledBases, TableKnowsTransformersAndTorch) {
+    for (const char* name : {"transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+                             "transformers.models.llama.modeling_llama.LlamaAttention",
+                             "transformers.models.llama.LlamaDecoderLayer", "transformers.LlamaModel",
+                             "transformers.models.t5.modeling_t5.T5PreTrainedModel",
+                             "transformers.modeling_layers.GradientCheckpointingLayer",
+                             "transformers.activations.GELUActivation", "transformers.pytorch_utils.Conv1D",
+                             "torch.nn.Module", "torch.nn.modules.linear.Linear", "torch.fx.GraphModule"}) {
+        EXPECT_TRUE(analysis::is_external_module_class(name)) << name;
+    }
+    for (const char* name : {"transformers.PretrainedConfig", "transformers.GenerationMixin",
+                             "transformers.models.t5.configuration_t5.T5Config", "transformers.utils.logging",
+                             "transformers.models.llama.modeling_llama.LlamaAttentionX",
+                             "transformers.models.t5.modeling_t5.LlamaAttention", "torch.nn.functional.relu",
+                             "PreTrainedModel", "mypkg.PreTrainedModel"}) {
+        EXPECT_FALSE(analysis::is_external_module_class(name)) << name;
+    }
+}
+
+TEST(InstalledBases, HubModelSubclassingPreTrainedModelIsAModule) {
+    const auto project = project_of({{"/nonexistent-graphmend/hub/modeling_x.py",
+                                      "from transformers import PreTrainedModel, PretrainedConfig\n"
+                                      "from transformers.models.llama.modeling_llama import LlamaMLP\n\n"
+                                      "class X(PreTrainedModel):\n    def forward(self, x):\n        return x\n\n"
+                                      "class Mlp(LlamaMLP):\n    def forward(self, x):\n        return x\n\n"
+                                      "class Cfg(PretrainedConfig):\n    def forward(self, x):\n        return x\n"}});
+    EXPECT_TRUE(project.is_module_class(0, "X"));
+    EXPECT_TRUE(project.is_module_class(0, "Mlp"));
+    EXPECT_FALSE(project.is_module_class(0, "Cfg"));
+}
+
+TEST(InstalledBases, RelativeImportLeavingTheInputsResolvesThroughTheTable) {
+    // A model folder of an installed-style transformers tree, given alone: its
+    // `from ...modeling_utils import PreTrainedModel` leaves the inputs.
+    const fs::path root = temp_folder("installed");
+    write(root / "transformers/__init__.py", "");
+    write(root / "transformers/models/__init__.py", "");
+    write(root / "transformers/models/foo/__init__.py", "");
+    const std::string model =
+        "from ...modeling_utils import PreTrainedModel\nfrom ...activations import ACT2FN\n\n"
+        "class FooPreTrainedModel(PreTrainedModel):\n    pass\n\nclass FooModel(FooPreTrainedModel):\n"
+        "    def forward(self, x):\n        print(x.sum())\n        return x\n";
+    write(root / "transformers/models/foo/modeling_foo.py", model);
+    const auto out = fix_files(read_inputs({(root / "transformers/models/foo").string()}), FixOptions{});
+    const auto it = std::find_if(out.begin(), out.end(), [](const auto& o) { return o.path.ends_with("modeling_foo.py"); });
+    ASSERT_NE(it, out.end());
+    ASSERT_EQ(it->sites.size(), 1u);
+    EXPECT_TRUE(it->applied[0]);
+}
+
+}  // namespace
