@@ -34,11 +34,14 @@ struct FileOutcome {
     std::vector<rules::Site> sites;    // in source order
     std::vector<bool> applied;         // per site: its fix is in `fixed`
     std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
+    bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
 
     [[nodiscard]] bool changed() const { return fixed != original; }
 };
 
-/// Runs every registered rule over the files as one project and applies the fixes.
+/// Runs every registered rule over the files as one project and applies the fixes, in
+/// passes until no pass fixes more (at most 4): a file rewritten with sites still refused
+/// is run again over its rewritten text, whose line numbers are the original's.
 std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options);
 
 }  // namespace graphmend

@@ -41,6 +41,9 @@ struct Site {
     std::optional<Fix> fix;   // absent: refused
     std::string detail;       // what the fix does, when it needs more than the rule's summary
     std::string reason;       // why it was refused (empty when fixed)
+    /// Refused only because of another site inside it (a nested `if`): the driver's next
+    /// pass, over the text with that site fixed, may fix it.
+    bool retry = false;
 };
 
 /// What a rule sees: the project, its value analysis and the index of the file being checked.

@@ -17,6 +17,10 @@ using syntax::Node;
 
 namespace {
 
+// Passes of the fixed-point loop at most (ruff stops at 100; a nested `if` needs one
+// pass per level).
+constexpr int kMaxPasses = 4;
+
 std::string_view runtime_source(const std::string& stem) {
     if (stem == "deferred_effects") return runtime::deferred_effects_py;
     if (stem == "predicated_control_flow") return runtime::predicated_control_flow_py;
@@ -116,6 +120,7 @@ std::string location(const std::string& path, syntax::LineCol where) {
 // the (immutable) project and this file's tree: files are fixed in parallel.
 void fix_one(const analysis::Project& project, const analysis::Values& values, std::size_t f,
              const FixOptions& options, FileOutcome& out) {
+    if (out.skip_rules) return;
     const analysis::SourceFile& file = project.files()[f];
     const rules::Context ctx{project, f, values};
     for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
@@ -146,7 +151,8 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
                 out.applied[s] = true;
                 continue;
             }
-            site.reason = "its edit overlaps another site's fix; run graphmend again";
+            site.reason = "its edit overlaps another site's fix";
+            site.retry = true;
             site.fix.reset();
             continue;
         }
@@ -172,11 +178,14 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     out.fixed = std::move(fixed);
 }
 
-}  // namespace
 
-std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
+// One pass of the pipeline over all files. Files whose `rules_on` entry is false are
+// parsed and analysed (they are part of the project) but get no rules.
+std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOptions& options,
+                                  const std::vector<bool>* rules_on) {
     const std::size_t n = inputs.size();
     std::vector<FileOutcome> outcomes(n);
+    for (std::size_t i = 0; rules_on != nullptr && i < n; ++i) outcomes[i].skip_rules = !(*rules_on)[i];
     // 1. Parse and index every file (in parallel: each file is its own work).
     std::vector<std::optional<analysis::SourceFile>> parsed(n);
     parallel_for(n, options.threads, [&](std::size_t i) {
@@ -211,6 +220,80 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
     parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
         fix_one(project, values, f, options, outcomes[input_of_file[f]]);
     });
+    return outcomes;
+}
+
+// Takes the sites a later pass fixed into the outcome of the passes before: a site the
+// earlier pass refused on the same line, by the same rule, becomes fixed; a site found
+// only now is added. Rewrites keep line counts, so lines match the original file's.
+void merge_pass(FileOutcome& out, FileOutcome&& later) {
+    out.fixed = std::move(later.fixed);
+    for (std::size_t s = 0; s < later.sites.size(); ++s) {
+        if (!later.applied[s]) continue;
+        rules::Site& site = later.sites[s];
+        bool merged = false;
+        for (std::size_t j = 0; j < out.sites.size() && !merged; ++j) {
+            rules::Site& old = out.sites[j];
+            if (out.applied[j] || old.code != site.code || old.where.line != site.where.line) continue;
+            old.fix = std::move(site.fix);
+            old.detail = site.detail;
+            old.reason.clear();
+            old.graph_break = site.graph_break;
+            out.applied[j] = true;
+            merged = true;
+        }
+        if (!merged) {
+            out.sites.push_back(std::move(site));
+            out.applied.push_back(true);
+        }
+    }
+    std::vector<std::size_t> order(out.sites.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const auto& x = out.sites[a].where;
+        const auto& y = out.sites[b].where;
+        return x.line != y.line ? x.line < y.line : x.col < y.col;
+    });
+    std::vector<rules::Site> sites;
+    std::vector<bool> applied;
+    for (std::size_t i : order) {
+        sites.push_back(std::move(out.sites[i]));
+        applied.push_back(out.applied[i]);
+    }
+    out.sites = std::move(sites);
+    out.applied = std::move(applied);
+}
+
+}  // namespace
+
+std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
+    std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr);
+    // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
+    // is run again over its rewritten text (a site refused because of another site inside
+    // it, a nested `if`, can be fixed once that one is), until no pass fixes more.
+    for (int pass = 1; pass < kMaxPasses; ++pass) {
+        std::vector<bool> again(outcomes.size(), false);
+        bool any = false;
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            const FileOutcome& o = outcomes[i];
+            if (o.error || !o.changed()) continue;
+            for (std::size_t s = 0; s < o.sites.size(); ++s) {
+                if (!o.applied[s] && o.sites[s].retry) again[i] = true;
+            }
+            any = any || again[i];
+        }
+        if (!any) break;
+        std::vector<InputFile> next;
+        for (const FileOutcome& o : outcomes) next.push_back({o.path, o.fixed});
+        std::vector<FileOutcome> more = run_pass(std::move(next), options, &again);
+        bool progress = false;
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            if (!again[i] || more[i].error || !more[i].changed()) continue;
+            merge_pass(outcomes[i], std::move(more[i]));
+            progress = true;
+        }
+        if (!progress) break;
+    }
     return outcomes;
 }
 
