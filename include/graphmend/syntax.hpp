@@ -52,7 +52,12 @@ public:
     [[nodiscard]] bool valid() const { return source_ != nullptr && !ts_node_is_null(node_); }
     explicit operator bool() const { return valid(); }
     [[nodiscard]] std::string_view type() const { return ts_node_type(node_); }
-    [[nodiscard]] bool is(std::string_view type) const { return valid() && this->type() == type; }
+    /// True when the node has this type (compared without measuring the type's name first).
+    [[nodiscard]] bool is(std::string_view type) const {
+        if (!valid()) return false;
+        const char* t = ts_node_type(node_);
+        return std::char_traits<char>::compare(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
+    }
     [[nodiscard]] bool named() const { return ts_node_is_named(node_); }
     [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }
     [[nodiscard]] std::uint32_t end() const { return ts_node_end_byte(node_); }
@@ -108,8 +113,25 @@ private:
 /// to skip a node's children.
 template <typename Visit>
 void walk(const Node& node, Visit&& visit) {
+    // A tree cursor visits each node once in O(1) steps; indexing children (ts_node_child)
+    // would be quadratic in the number of siblings.
     if (!visit(node)) return;
-    for (std::uint32_t i = 0; i < node.child_count(); ++i) walk(node.child(i), visit);
+    TSTreeCursor cursor = ts_tree_cursor_new(node.raw());
+    const SourceText* source = &node.source();
+    bool descend = true;
+    for (;;) {
+        if (descend && ts_tree_cursor_goto_first_child(&cursor)) {
+            descend = visit(Node(ts_tree_cursor_current_node(&cursor), source));
+            continue;
+        }
+        while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+            if (!ts_tree_cursor_goto_parent(&cursor)) {
+                ts_tree_cursor_delete(&cursor);
+                return;
+            }
+        }
+        descend = visit(Node(ts_tree_cursor_current_node(&cursor), source));
+    }
 }
 
 /// The number of '\n' bytes in `text`.

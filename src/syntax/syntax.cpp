@@ -43,17 +43,30 @@ Node Node::field(std::string_view name) const {
     return wrap(ts_node_child_by_field_name(node_, name.data(), static_cast<std::uint32_t>(name.size())));
 }
 
+// Children through a tree cursor: ts_node_child(i) starts from the first child each time,
+// so a loop over i is quadratic in the number of children (a module's statements).
 std::vector<Node> Node::children() const {
     std::vector<Node> out;
-    for (std::uint32_t i = 0; i < child_count(); ++i) out.push_back(child(i));
+    TSTreeCursor cursor = ts_tree_cursor_new(node_);
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+        do {
+            out.push_back(wrap(ts_tree_cursor_current_node(&cursor)));
+        } while (ts_tree_cursor_goto_next_sibling(&cursor));
+    }
+    ts_tree_cursor_delete(&cursor);
     return out;
 }
 
 std::vector<Node> Node::named_children() const {
     std::vector<Node> out;
-    for (std::uint32_t i = 0; i < ts_node_named_child_count(node_); ++i) {
-        out.push_back(wrap(ts_node_named_child(node_, i)));
+    TSTreeCursor cursor = ts_tree_cursor_new(node_);
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+        do {
+            const TSNode n = ts_tree_cursor_current_node(&cursor);
+            if (ts_node_is_named(n)) out.push_back(wrap(n));
+        } while (ts_tree_cursor_goto_next_sibling(&cursor));
     }
+    ts_tree_cursor_delete(&cursor);
     return out;
 }
 
