@@ -56,12 +56,15 @@
 
 #include "graphmend/check_call.hpp"
 #include "graphmend/deferred_call.hpp"
+#include "graphmend/liveness.hpp"
 #include "graphmend/scalar_reads.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "graphmend/rule.hpp"
 
 namespace graphmend::rules {
 
+using analysis::maybe_unbound;
+using analysis::Scope;
 using syntax::Node;
 
 namespace {
@@ -652,121 +655,6 @@ std::set<std::string> buffers_of(const Context& ctx, const Node& function) {
     return out;
 }
 
-// Names read in `function` outside `skip`, and names bound before `before`.
-struct Scope {
-    std::set<std::string> read_outside;
-    std::set<std::string> bound_before;
-    std::set<std::string> tensor_names;  // names assigned from tensor-valued expressions
-    std::set<std::string> locals;        // every name the function binds
-};
-
-std::set<std::string> assigned_by_block(const Node& block);
-
-// Names a statement certainly binds when control flows past it: assignment targets, and
-// for an if/elif/else, the names every branch that falls through binds.
-std::set<std::string> assigned_by(const Node& stmt) {
-    std::set<std::string> names;
-    if (stmt.is("expression_statement")) {
-        for (const Node& e : stmt.named_children()) {
-            for (Node a = e; a.is("assignment"); a = a.field("right")) {
-                syntax::walk(a.field("left"), [&](const Node& t) {
-                    if (t.is("identifier")) names.insert(text(t));
-                    return t.is("identifier") || t.is("pattern_list") || t.is("tuple_pattern");
-                });
-            }
-        }
-    } else if (stmt.is("if_statement")) {
-        std::vector<Node> blocks{stmt.field("consequence")};
-        bool has_else = false;
-        for (const Node& alt : stmt.children()) {
-            if (alt.is("elif_clause")) blocks.push_back(alt.field("consequence"));
-            if (alt.is("else_clause")) {
-                blocks.push_back(alt.field("body"));
-                has_else = true;
-            }
-        }
-        if (!has_else) return names;
-        bool first = true;
-        for (const Node& b : blocks) {
-            const auto stmts = b.named_children();
-            const bool leaves = !stmts.empty() && (stmts.back().is("return_statement") || stmts.back().is("raise_statement"));
-            if (leaves) continue;  // does not fall through
-            auto here = assigned_by_block(b);
-            if (first) {
-                names = std::move(here);
-                first = false;
-            } else {
-                std::erase_if(names, [&](const std::string& n) { return !here.contains(n); });
-            }
-        }
-    } else if (stmt.is("with_statement")) {
-        return assigned_by_block(stmt.field("body"));
-    }
-    return names;
-}
-
-std::set<std::string> assigned_by_block(const Node& block) {
-    std::set<std::string> names;
-    for (const Node& stmt : block.named_children()) names.merge(assigned_by(stmt));
-    return names;
-}
-
-// Names certainly bound when `target` runs: the parameters, and names bound by the
-// statements that precede it in its own block or in an enclosing block of the function.
-std::set<std::string> definitely_bound(const Node& function, const Node& target) {
-    std::set<std::string> names;
-    if (const Node params = function.field("parameters")) {
-        syntax::walk(params, [&](const Node& n) {
-            if (n.is("identifier")) names.insert(text(n));
-            return !n.is("default_parameter") && !n.is("typed_default_parameter");
-        });
-        for (const Node& p : params.named_children()) {
-            if (const Node name = p.field("name")) names.insert(text(name));
-        }
-    }
-    const Node body = function.field("body");
-    for (Node child = target, block = target.parent(); block; child = block, block = block.parent()) {
-        if (block.is("block")) {
-            for (const Node& stmt : block.named_children()) {
-                if (stmt.begin() >= child.begin()) break;
-                names.merge(assigned_by(stmt));
-            }
-        }
-        if (block == body || block == function) break;
-    }
-    return names;
-}
-
-Scope scope_of(const Node& function, const Node& skip) {
-    Scope s;
-    s.bound_before = definitely_bound(function, skip);
-    s.locals = analysis::local_names(function);
-    s.tensor_names = tensor_locals(function);
-    syntax::walk(function.field("body"), [&](const Node& n) {
-        if (n == skip) return false;
-        if (n.is("identifier") && is_read(n)) s.read_outside.insert(text(n));
-        return true;
-    });
-    return s;
-}
-
-// A local read by `expr` (outside names `assigned` earlier in the same branch) that may
-// have no value when both branches run, or "".
-std::string maybe_unbound(const Node& expr, const Scope& scope, const std::set<std::string>& assigned) {
-    std::string found;
-    syntax::walk(expr, [&](const Node& n) {
-        if (!found.empty() || n.is("lambda")) return false;
-        if (n.is("identifier") && is_read(n)) {
-            const std::string name = text(n);
-            if (scope.locals.contains(name) && !scope.bound_before.contains(name) && !assigned.contains(name)) {
-                found = name;
-            }
-        }
-        return true;
-    });
-    return found;
-}
-
 // The expression a branch lambda returns: the live values (assignment form) or the
 // returned value (return form), with assignments the result depends on bound by `:=`
 // to `_graphmend_NAME` names.
@@ -906,10 +794,11 @@ public:
             Node def = analysis::enclosing_function(n);
             while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
             if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
-            const Scope scope = scope_of(def, n);
+            const Scope scope = analysis::scope_of(def, n);
+            const auto tensors = tensor_locals(def);
             if (n.is("conditional_expression")) {
                 const auto parts = n.named_children();  // body, test, alternative
-                if (parts.size() == 3 && (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], scope.tensor_names))) {
+                if (parts.size() == 3 && (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensors))) {
                     Site site = site_for_expression(ctx, n, def, parts, scope);
                     with_scalar_reads(site, scalar_reads(ctx, def, {parts[1]}));
                     out.push_back(std::move(site));
@@ -917,7 +806,7 @@ public:
                 return true;
             }
             if (is_raise_check(n)) return true;
-            if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), scope.tensor_names)) return true;
+            if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors)) return true;
             std::vector<Node> tests{n.field("condition")};
             for (const Node& alt : n.children()) {
                 if (alt.is("elif_clause")) tests.push_back(alt.field("condition"));

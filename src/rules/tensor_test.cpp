@@ -56,22 +56,6 @@ std::set<std::string> tensor_locals(const Node& function) {
     return names;
 }
 
-
-bool is_read(const Node& id) {
-    const Node p = id.parent();
-    if (p.is("attribute") && p.field("attribute") == id) return false;
-    if (p.is("keyword_argument") && p.field("name") == id) return false;
-    if ((p.is("assignment") || p.is("augmented_assignment")) && p.field("left") == id) {
-        return p.is("augmented_assignment");
-    }
-    if (p.is("function_definition") || p.is("class_definition") || p.is("parameters") ||
-        p.is("default_parameter") || p.is("typed_parameter") || p.is("typed_default_parameter") ||
-        p.is("lambda_parameters") || p.is("aliased_import") || p.is("dotted_name")) {
-        return false;
-    }
-    return true;
-}
-
 bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
     bool found = false;
     syntax::walk(test, [&](const Node& n) {
