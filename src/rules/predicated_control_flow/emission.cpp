@@ -1,6 +1,7 @@
 // GM201: the text of the rewrite (see predicated_control_flow.hpp).
 #include <algorithm>
 
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
 
@@ -150,7 +151,7 @@ std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::v
 std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces) {
     const auto& src = stmt.source();
     const std::string eol(src.eol());
-    const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
+    const std::string indent = indent_of(stmt);
     const std::string inner = indent + (indent.find('\t') != std::string::npos ? "\t" : "    ");
     std::vector<std::string> comments;
     for (Node n = stmt; n && n.begin() < end; n = Node(ts_node_next_sibling(n.raw()), &src)) {

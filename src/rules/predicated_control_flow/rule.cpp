@@ -50,6 +50,7 @@
 #include <functional>
 
 #include "graphmend/scalar_reads.hpp"
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
 
@@ -61,21 +62,9 @@ const RuleInfo kInfo{"GM201", "predicated-control-flow",
                      "data-dependent if/elif/else under torch.compile, selected with torch.where"};
 
 Site new_site(const Node& n, std::string_view test) {
-    Site site;
-    site.rule = std::string(kInfo.name);
-    site.code = std::string(kInfo.code);
-    site.where = n.position();
-    site.begin = n.begin();
-    site.end = n.end();
-    site.what = n.is("if_statement") ? "if " : "... if ";
-    for (char c : test) {  // one line, runs of blanks folded
-        const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
-        if (!blank || site.what.back() != ' ') site.what += blank ? ' ' : c;
-    }
-    if (n.is("conditional_expression")) site.what += " else ...";
-    if (site.what.size() > 60) site.what = site.what.substr(0, 57) + "...";
-    site.graph_break = "GB0170";
-    return site;
+    const std::string_view prefix = n.is("if_statement") ? "if " : "... if ";
+    const std::string_view suffix = n.is("conditional_expression") ? " else ..." : "";
+    return rules::new_site(kInfo, n, one_line(fmt::format("{}{}{}", prefix, test, suffix)), "GB0170");
 }
 
 }  // namespace control_flow
@@ -160,11 +149,7 @@ public:
         if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return std::nullopt;
         if (!ctx.values.eval(ctx.file, n.field("left")).tensor()) return std::nullopt;
         Site site = new_site(n, n.text());
-        site.what = std::string(n.text().substr(0, 57));
-        if (site.what.size() < n.text().size()) site.what += "...";
-        for (char& c : site.what) {
-            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-        }
+        site.what = one_line(n.text(), Blanks::Keep, 57);
         Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
         std::string why;
         syntax::walk(n, [&](const Node& c) {

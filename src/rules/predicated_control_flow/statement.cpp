@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
 
@@ -107,21 +108,14 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
         site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
         return site;
     }
-    const auto& src = stmt.source();
-    const std::string eol(src.eol());
-    const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
+    const std::string separator = std::string(stmt.source().eol()) + indent_of(stmt);
     const std::string test = predicate(branches[0].test);
     std::string out;
     for (const auto& s : branches[0].body) {
-        if (!out.empty()) out += eol + indent;
+        if (!out.empty()) out += separator;
         out += fmt::format("_graphmend_when({}, {})", test, s.effect);
     }
-    syntax::walk(stmt, [&](const Node& c) {
-        if (c.is("comment")) out += eol + indent + std::string(c.text());
-        return true;
-    });
-    for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.text()); ++n) out += eol;
-    site.fix = Fix{{{stmt.begin(), stmt.end(), out}}, Applicability::Safe,
+    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
                    {"deferred_effects", "predicated_control_flow"}};
     site.detail = "each message deferred together with the test";
     return site;

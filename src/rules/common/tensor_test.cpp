@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <vector>
 
 namespace graphmend::rules {
 
@@ -109,6 +110,15 @@ std::string predicate(const Node& test) {
         }
         return std::nullopt;
     });
+}
+
+bool is_raise_check(const Node& stmt) {
+    if (stmt.field("alternative")) return false;
+    std::vector<Node> body;
+    for (const Node& s : stmt.field("consequence").named_children()) {
+        if (!s.is("comment")) body.push_back(s);
+    }
+    return body.size() == 1 && body[0].is("raise_statement");
 }
 
 }  // namespace graphmend::rules
