@@ -17,8 +17,7 @@ using syntax::Node;
 namespace {
 
 std::string_view runtime_source(const std::string& stem) {
-    if (stem == "deferred_effects") return runtime::deferred_effects_py;
-    if (stem == "predicated_control_flow") return runtime::predicated_control_flow_py;
+    if (const runtime::Block* block = runtime::block_named(stem)) return block->source;
     throw std::logic_error("unknown runtime block: " + stem);
 }
 
@@ -119,7 +118,8 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         const edits::Acceptance verdict = edits::accept(accepted, site.fix->edits);
         if (verdict.outcome == edits::Acceptance::Within) {
             // Inside a span another fix rewrites: that fix rewrote this site too.
-            site.detail = fmt::format("as part of the rewrite at line {}", file.tree.source().position(verdict.within).line);
+            site.detail = fmt::format("as part of the rewrite at line {}",
+                                      file.tree.source().position(verdict.within).line);
             out.applied[s] = true;
             continue;
         }

@@ -27,6 +27,7 @@
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "graphmend/site.hpp"
 
 namespace graphmend::rules {
@@ -62,7 +63,7 @@ private:
         if (!site.reason.empty()) return site;
 
         Fix fix;
-        fix.runtime.emplace_back("deferred_effects");
+        fix.runtime.emplace_back(runtime::stem::deferred_effects);
         const Node open = call.field("arguments");
         if (d.kind == "print") {
             fix.edits.push_back({fn.begin(), fn.end(), "_graphmend_print"});

@@ -28,6 +28,7 @@
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "graphmend/scalar_reads.hpp"
 #include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
@@ -163,7 +164,7 @@ private:
                                predicate(test), message);
         }
         site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(call))}}, Applicability::Safe,
-                       {"deferred_effects", "predicated_control_flow"}};
+                       {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
         site.detail = "the check raises from inside the graph";
         return site;
     }

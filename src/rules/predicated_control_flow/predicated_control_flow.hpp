@@ -20,6 +20,7 @@
 
 #include "graphmend/liveness.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
 
 namespace graphmend::rules::control_flow {
 

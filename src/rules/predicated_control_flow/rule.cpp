@@ -169,7 +169,7 @@ public:
                                    emit(b.field("left")), emit(b.field("right")));
             });
         };
-        site.fix = Fix{{{n.begin(), n.end(), emit(n)}}, Applicability::Safe, {"predicated_control_flow"}};
+        site.fix = Fix{{{n.begin(), n.end(), emit(n)}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "`and`/`or` on a tensor selected with torch.where";
         return site;
     }
@@ -197,7 +197,7 @@ public:
             fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{})", predicate(parts[1]),
                         parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
                         checker.costly() ? ", costly=True" : "");
-        site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {"predicated_control_flow"}};
+        site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "selected with torch.where";
         return site;
     }

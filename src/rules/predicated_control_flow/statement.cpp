@@ -78,7 +78,7 @@ Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope
         }
     }
     site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, stmt.end(), pieces)}}, Applicability::Unsafe,
-                   {"predicated_control_flow"}};
+                   {runtime::stem::predicated_control_flow}};
     std::vector<std::string> names(rebound[0].begin(), rebound[0].end());
     site.detail = fmt::format("buffer {} selected with torch.where; unsafe: under torch.compile the buffer is "
                               "rebound to a selected copy (equal values, not the tensor the branch names)",
@@ -116,7 +116,7 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
         out += fmt::format("_graphmend_when({}, {})", test, s.effect);
     }
     site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
-                   {"deferred_effects", "predicated_control_flow"}};
+                   {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
     site.detail = "each message deferred together with the test";
     return site;
 }
@@ -168,9 +168,8 @@ std::string convert_branches(Checker& checker, const Node& stmt, Plan& plan) {
 // rest is the false branch.
 std::string take_rest(Checker& checker, const Node& stmt, const Node& def, Plan& plan) {
     plan.span_end = stmt.end();
-    if (plan.has_else || plan.branches.size() != 1 || !plan.branches[0].returns || !(stmt.parent() == def.field("body"))) {
-        return "";
-    }
+    const bool early_return = !plan.has_else && plan.branches.size() == 1 && plan.branches[0].returns;
+    if (!early_return || !(stmt.parent() == def.field("body"))) return "";
     std::vector<Node> rest;
     for (const Node& s : stmt.parent().named_children()) {
         if (s.begin() > stmt.begin() && !s.is("comment")) rest.push_back(s);
@@ -200,8 +199,9 @@ std::string unbound_read(const Scope& scope, const Plan& plan) {
 // Every branch returns, or none does; returned values that a select can choose between.
 std::string check_returns(const Context& ctx, Plan& plan) {
     const auto& branches = plan.branches;
-    plan.all_return = plan.has_else && std::all_of(branches.begin(), branches.end(), [](const Branch& b) { return b.returns; });
-    plan.any_return = std::any_of(branches.begin(), branches.end(), [](const Branch& b) { return b.returns; });
+    const auto returns = [](const Branch& b) { return b.returns; };
+    plan.all_return = plan.has_else && std::all_of(branches.begin(), branches.end(), returns);
+    plan.any_return = std::any_of(branches.begin(), branches.end(), returns);
     if (plan.any_return && !plan.all_return) return "a branch returns while another falls through";
     if (!plan.all_return) return "";
     // Values that provably differ in kind (None against a tensor, tuples of other
@@ -366,14 +366,14 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
         for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.source().slice(stmt.begin(), span_end)); ++n) {
             out += stmt.source().eol();
         }
-        site.fix = Fix{{{stmt.begin(), span_end, out}}, Applicability::Safe, {"predicated_control_flow"}};
+        site.fix = Fix{{{stmt.begin(), span_end, out}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "the buffer update stays conditional on the data";
         return site;
     }
     if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
-    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe,
-                   plan.has_checks ? std::vector<std::string>{"deferred_effects", "predicated_control_flow"}
-                                   : std::vector<std::string>{"predicated_control_flow"}};
+    std::vector<std::string> blocks{runtime::stem::predicated_control_flow};
+    if (plan.has_checks) blocks.insert(blocks.begin(), runtime::stem::deferred_effects);
+    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe, std::move(blocks)};
     site.detail = checker.grad_unsafe
                       ? "selected with torch.where; the original control flow is kept when the branch values "
                         "require grad (a branch can produce inf/NaN)"
