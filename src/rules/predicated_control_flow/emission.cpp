@@ -71,7 +71,7 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
         }
         if (st.kind == Statement::Return) {
             result = !st.value ? "None"
-                     : st.value.is("expression_list") ? "(" + substitute(st.value) + ")"
+                     : st.value.is("expression_list") ? fmt::format("({})", substitute(st.value))
                                                       : substitute(st.value);
             continue;
         }
@@ -88,7 +88,7 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
             const auto it = renamed.find(name);
             values.push_back(it == renamed.end() ? name : it->second);
         }
-        result = values.size() == 1 ? values[0] : "(" + fmt::format("{}", fmt::join(values, ", ")) + ")";
+        result = values.size() == 1 ? values[0] : fmt::format("({})", fmt::join(values, ", "));
     }
     if (steps.empty()) return result;
     // Independent assignments, one per live name, need no bindings: return their values.
