@@ -1,10 +1,13 @@
-// The calls the deferred-side-effect rule (GM101) hands to graphmend's runtime, as other
-// rules need them: GM201 defers such a call together with the data-dependent test of the
-// `if` around it (`_graphmend_when(TEST, KIND, (LEADING,), lambda: _graphmend_args(ARGUMENTS))`).
+// The calls the deferred-side-effect rule (GM101) hands to graphmend's runtime
+// (print / logging / warnings.warn), as every rule sees them: GM101 rewrites them in place,
+// GM201 defers such a call together with the data-dependent test of the `if` around it
+// (`_graphmend_when(TEST, KIND, (LEADING,), lambda: _graphmend_args(ARGUMENTS))`), GM301
+// and GM401 pass over them.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graphmend/rule.hpp"
 
@@ -15,11 +18,12 @@ struct DeferredCall {
     std::string leading;    // the helper's leading arguments: `"logger", "warning", 30, "forward"`, `30`, or ""
     std::string arguments;  // the call's argument list without its parentheses, message arguments deferred
     std::string refused;    // why the call cannot be deferred ("" when it can)
+    std::vector<syntax::Node> positional;  // the call's positional arguments (its messages among them)
 };
 
 /// The deferred form of `call` when it is a print / logging / warnings.warn site in the
-/// compiled scope (see src/rules/deferred_side_effect.cpp), or nullopt when it is not
-/// such a site. Its text keeps the call's newlines.
+/// compiled scope (src/rules/common/deferred_call.cpp; the user doc of GM101 lists what
+/// is refused), or nullopt when it is not such a call. Its text keeps the call's newlines.
 std::optional<DeferredCall> deferred_call(const Context& ctx, const syntax::Node& call);
 
 }  // namespace graphmend::rules

@@ -35,4 +35,21 @@ public:
 /// True when the two edits touch a common byte, or are inserts at the same offset.
 [[nodiscard]] bool overlap(const Edit& a, const Edit& b);
 
+/// What accept() decided for one fix.
+struct Acceptance {
+    enum Outcome {
+        Accepted,  // no edit overlaps an accepted one: the edits joined the accepted ones
+        Within,    // every edit lies inside one accepted (non-empty) edit, whose rewrite covers the fix
+        Overlaps,  // otherwise: the fix cannot be applied in this pass
+    } outcome = Accepted;
+    std::uint32_t within = 0;  // Within: the begin of the accepted edit that covers the fix
+};
+
+/// The policy for applying the fixes of one file, taken one after the other (in the
+/// order of their sites): `proposed`, the edits of one fix, are accepted unless one of
+/// them overlaps an edit in `accepted` (the edits of the fixes accepted before). An
+/// accepted fix's edits are appended to `accepted`; otherwise `accepted` is unchanged.
+/// Callers report Within as fixed by the covering rewrite, and Overlaps as refused for now.
+[[nodiscard]] Acceptance accept(std::vector<Edit>& accepted, const std::vector<Edit>& proposed);
+
 }  // namespace graphmend::edits

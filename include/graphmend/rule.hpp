@@ -25,8 +25,9 @@ enum class Applicability { Unsafe, Safe };
 struct Fix {
     std::vector<edits::Edit> edits;
     Applicability applicability = Applicability::Safe;
-    /// Runtime blocks (stems of src/runtime/*.py) the emitted code calls; each is
-    /// appended to the file once.
+    /// Runtime blocks the emitted code calls (runtime::stem::*, the stems of
+    /// src/runtime/*.py in the generated graphmend/runtime_sources.hpp); each is appended
+    /// to the file once.
     std::vector<std::string> runtime;
 };
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "graphmend/liveness.hpp"
 #include "graphmend/syntax.hpp"
 
 namespace graphmend::rules {
@@ -16,8 +17,8 @@ namespace graphmend::rules {
 /// `isnan`, `equal`, ...).
 bool is_data_read(std::string_view name);
 
-/// True when an identifier node is read (not bound, not an attribute or keyword name).
-bool is_read(const syntax::Node& id);
+/// True when an identifier node is read (see include/graphmend/liveness.hpp).
+using analysis::is_read;
 
 /// Locals of `function` assigned from a torch call or a data read (tensor-valued).
 std::set<std::string> tensor_locals(const syntax::Node& function);

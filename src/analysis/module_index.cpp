@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "graphmend/analysis.hpp"
+#include "graphmend/runtime_sources.hpp"
 
 namespace graphmend::analysis {
 
@@ -9,8 +10,6 @@ using syntax::Node;
 
 namespace {
 
-// The first line of every block from src/runtime/: `# --- graphmend runtime: STEM (...`.
-constexpr std::string_view kRuntimeMarker = "# --- graphmend runtime: ";
 
 std::string dotted(const Node& n) { return std::string(n.text()); }
 
@@ -103,8 +102,8 @@ void visit_block(const Node& block, ModuleIndex& index) {
             for (const Node& e : stmt.named_children()) {
                 if (e.is("assignment")) add_assignment(e, index);
             }
-        } else if (stmt.is("comment") && stmt.text().starts_with(kRuntimeMarker)) {
-            const std::string_view rest = stmt.text().substr(kRuntimeMarker.size());
+        } else if (stmt.is("comment") && stmt.text().starts_with(runtime::kMarker)) {
+            const std::string_view rest = stmt.text().substr(runtime::kMarker.size());
             index.runtime_blocks.emplace(rest.substr(0, rest.find(' ')));
         } else if (stmt.is("if_statement") || stmt.is("try_statement") || stmt.is("with_statement") ||
                    stmt.is("elif_clause") || stmt.is("else_clause") || stmt.is("except_clause") ||

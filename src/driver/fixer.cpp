@@ -22,8 +22,7 @@ namespace {
 constexpr int kMaxPasses = 4;
 
 std::string_view runtime_source(const std::string& stem) {
-    if (stem == "deferred_effects") return runtime::deferred_effects_py;
-    if (stem == "predicated_control_flow") return runtime::predicated_control_flow_py;
+    if (const runtime::Block* block = runtime::block_named(stem)) return block->source;
     throw std::logic_error("unknown runtime block: " + stem);
 }
 
@@ -134,29 +133,20 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         rules::Site& site = out.sites[s];
         if (!site.fix) continue;
         if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
-        const bool clashes = std::any_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
-            return std::any_of(accepted.begin(), accepted.end(),
-                               [&](const auto& a) { return edits::overlap(a, e); });
-        });
-        if (clashes) {
+        const edits::Acceptance verdict = edits::accept(accepted, site.fix->edits);
+        if (verdict.outcome == edits::Acceptance::Within) {
             // Inside a span another fix rewrites: that fix rewrote this site too.
-            const auto within = std::find_if(accepted.begin(), accepted.end(), [&](const auto& a) {
-                return std::all_of(site.fix->edits.begin(), site.fix->edits.end(), [&](const auto& e) {
-                    return a.begin <= e.begin && e.end <= a.end && a.begin < a.end;
-                });
-            });
-            if (within != accepted.end()) {
-                site.detail = fmt::format("as part of the rewrite at line {}",
-                                          file.tree.source().position(within->begin).line);
-                out.applied[s] = true;
-                continue;
-            }
+            site.detail = fmt::format("as part of the rewrite at line {}",
+                                      file.tree.source().position(verdict.within).line);
+            out.applied[s] = true;
+            continue;
+        }
+        if (verdict.outcome == edits::Acceptance::Overlaps) {
             site.reason = "its edit overlaps another site's fix";
             site.retry = true;
             site.fix.reset();
             continue;
         }
-        accepted.insert(accepted.end(), site.fix->edits.begin(), site.fix->edits.end());
         for (const auto& stem : site.fix->runtime) {
             if (std::find(runtime.begin(), runtime.end(), stem) == runtime.end()) runtime.push_back(stem);
         }

@@ -14,6 +14,23 @@ bool overlap(const Edit& a, const Edit& b) {
     return first.end > second.begin;
 }
 
+Acceptance accept(std::vector<Edit>& accepted, const std::vector<Edit>& proposed) {
+    const bool clashes = std::any_of(proposed.begin(), proposed.end(), [&](const Edit& e) {
+        return std::any_of(accepted.begin(), accepted.end(), [&](const Edit& a) { return overlap(a, e); });
+    });
+    if (!clashes) {
+        accepted.insert(accepted.end(), proposed.begin(), proposed.end());
+        return {Acceptance::Accepted};
+    }
+    const auto within = std::find_if(accepted.begin(), accepted.end(), [&](const Edit& a) {
+        return std::all_of(proposed.begin(), proposed.end(), [&](const Edit& e) {
+            return a.begin <= e.begin && e.end <= a.end && a.begin < a.end;
+        });
+    });
+    if (within != accepted.end()) return {Acceptance::Within, within->begin};
+    return {Acceptance::Overlaps};
+}
+
 std::string apply(std::string_view original, std::vector<Edit> edits) {
     std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;

@@ -25,6 +25,7 @@
 
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -171,17 +172,7 @@ public:
 
 private:
     static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
-        Site site;
-        site.rule = std::string(kInfo.name);
-        site.code = std::string(kInfo.code);
-        site.where = n.position();
-        site.begin = n.begin();
-        site.end = n.end();
-        for (char& c : what) {
-            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-        }
-        site.what = what.size() > 60 ? what.substr(0, 57) + "..." : std::move(what);
-        site.graph_break = std::move(graph_break);
+        Site site = new_site(kInfo, n, one_line(what, Blanks::Keep), std::move(graph_break));
         site.reason = std::move(reason);
         return site;
     }

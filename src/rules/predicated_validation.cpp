@@ -28,7 +28,9 @@
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "graphmend/scalar_reads.hpp"
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -122,31 +124,11 @@ public:
         });
     }
 
-    /// `if TEST: raise ...` with no elif/else: the statements GM301 owns.
-    static bool is_raise_check(const Node& stmt) {
-        if (stmt.field("alternative")) return false;
-        std::vector<Node> body;
-        for (const Node& s : stmt.field("consequence").named_children()) {
-            if (!s.is("comment")) body.push_back(s);
-        }
-        return body.size() == 1 && body[0].is("raise_statement");
-    }
-
 private:
     static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Node& test, const Node& raise) {
-        Site site;
-        site.rule = std::string(kInfo.name);
-        site.code = std::string(kInfo.code);
-        site.where = stmt.position();
-        site.begin = stmt.begin();
-        site.end = stmt.end();
-        site.what = stmt.is("assert_statement") ? "assert " : "if ";
-        for (char c : test.text()) {
-            const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
-            if (!blank || site.what.back() != ' ') site.what += blank ? ' ' : c;
-        }
-        if (site.what.size() > 60) site.what = site.what.substr(0, 57) + "...";
-        site.graph_break = stmt.is("assert_statement") ? "GB0171" : "GB0170";
+        const bool is_assert = stmt.is("assert_statement");
+        Site site = new_site(kInfo, stmt, one_line((is_assert ? "assert " : "if ") + std::string(test.text())),
+                             is_assert ? "GB0171" : "GB0170");
 
         for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
             if (p.is("try_statement")) {
@@ -181,16 +163,8 @@ private:
                                "lambda: _graphmend_args({}))",
                                predicate(test), message);
         }
-        const auto& src = stmt.source();
-        const std::string eol(src.eol());
-        const std::string indent(src.text().substr(src.line_start(stmt.position().line), stmt.position().col - 1));
-        syntax::walk(stmt, [&](const Node& c) {
-            if (c.is("comment")) call += eol + indent + std::string(c.text());
-            return true;
-        });
-        for (auto n = syntax::count_newlines(call); n < syntax::count_newlines(stmt.text()); ++n) call += eol;
-        site.fix = Fix{{{stmt.begin(), stmt.end(), call}}, Applicability::Safe,
-                       {"deferred_effects", "predicated_control_flow"}};
+        site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(call))}}, Applicability::Safe,
+                       {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
         site.detail = "the check raises from inside the graph";
         return site;
     }
@@ -199,7 +173,5 @@ private:
 }  // namespace
 
 std::unique_ptr<Rule> make_predicated_validation_rule() { return std::make_unique<PredicatedValidationRule>(); }
-
-bool is_raise_check(const Node& stmt) { return PredicatedValidationRule::is_raise_check(stmt); }
 
 }  // namespace graphmend::rules

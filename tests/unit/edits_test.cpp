@@ -2,6 +2,8 @@
 
 #include "graphmend/edits.hpp"
 
+using graphmend::edits::Acceptance;
+using graphmend::edits::accept;
 using graphmend::edits::apply;
 using graphmend::edits::Edit;
 using graphmend::edits::OverlapError;
@@ -23,3 +25,17 @@ TEST(Edits, RejectsOverlaps) {
 }
 
 TEST(Edits, RejectsEditsOutsideTheText) { EXPECT_THROW((void)apply("abc", {{2, 9, ""}}), std::out_of_range); }
+
+TEST(Edits, AcceptsFixesThatDoNotOverlap) {
+    std::vector<Edit> accepted{{0, 10, "x"}};
+    EXPECT_EQ(accept(accepted, {{10, 12, "y"}, {20, 20, "z"}}).outcome, Acceptance::Accepted);
+    EXPECT_EQ(accepted.size(), 3u);
+    // Every edit inside one accepted edit: covered by that rewrite.
+    const Acceptance within = accept(accepted, {{2, 4, "a"}, {5, 6, "b"}});
+    EXPECT_EQ(within.outcome, Acceptance::Within);
+    EXPECT_EQ(within.within, 0u);
+    // Overlapping, not inside: refused, and nothing is added.
+    EXPECT_EQ(accept(accepted, {{8, 11, "c"}}).outcome, Acceptance::Overlaps);
+    EXPECT_EQ(accept(accepted, {{20, 20, "d"}}).outcome, Acceptance::Overlaps);  // inserts at one offset
+    EXPECT_EQ(accepted.size(), 3u);
+}

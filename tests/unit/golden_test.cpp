@@ -17,6 +17,7 @@
 
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
+#include "graphmend/runtime_sources.hpp"
 
 namespace fs = std::filesystem;
 using namespace graphmend;
@@ -61,8 +62,8 @@ std::vector<std::string> sources_of(const std::string& fixture) {
     return files;
 }
 
-constexpr std::string_view kBlockStart = "# --- graphmend runtime: ";
-constexpr std::string_view kBlockEnd = "# --- end of graphmend runtime: ";
+constexpr std::string_view kBlockStart = graphmend::runtime::kMarker;
+constexpr std::string_view kBlockEnd = graphmend::runtime::kEndMarker;
 
 // The text with each runtime block replaced by a one-line stand-in naming it.
 std::string fold_runtime(std::string text) {

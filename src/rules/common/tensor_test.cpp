@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <vector>
 
 namespace graphmend::rules {
 
@@ -54,22 +55,6 @@ std::set<std::string> tensor_locals(const Node& function) {
         return true;
     });
     return names;
-}
-
-
-bool is_read(const Node& id) {
-    const Node p = id.parent();
-    if (p.is("attribute") && p.field("attribute") == id) return false;
-    if (p.is("keyword_argument") && p.field("name") == id) return false;
-    if ((p.is("assignment") || p.is("augmented_assignment")) && p.field("left") == id) {
-        return p.is("augmented_assignment");
-    }
-    if (p.is("function_definition") || p.is("class_definition") || p.is("parameters") ||
-        p.is("default_parameter") || p.is("typed_parameter") || p.is("typed_default_parameter") ||
-        p.is("lambda_parameters") || p.is("aliased_import") || p.is("dotted_name")) {
-        return false;
-    }
-    return true;
 }
 
 bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
@@ -125,6 +110,15 @@ std::string predicate(const Node& test) {
         }
         return std::nullopt;
     });
+}
+
+bool is_raise_check(const Node& stmt) {
+    if (stmt.field("alternative")) return false;
+    std::vector<Node> body;
+    for (const Node& s : stmt.field("consequence").named_children()) {
+        if (!s.is("comment")) body.push_back(s);
+    }
+    return body.size() == 1 && body[0].is("raise_statement");
 }
 
 }  // namespace graphmend::rules

@@ -1,0 +1,34 @@
+// Building the sites rules report (see rule.hpp): the common fields of a Site, the
+// one-line text a report shows for it, and a replacement that keeps a statement's lines.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules {
+
+/// A site of the rule `info` covering `node` (its bytes, and its position as `where`),
+/// shown as `what`, causing `graph_break`; no fix and no reason yet.
+Site new_site(const RuleInfo& info, const syntax::Node& node, std::string what, std::string graph_break);
+
+enum class Blanks {
+    Fold,  // a run of blanks becomes one space
+    Keep,  // each blank becomes a space
+};
+
+/// `text` on one line, as a report shows it: blanks (space, tab, CR, LF) become spaces,
+/// and a text longer than `longest` characters is cut to its first 57 and "...".
+std::string one_line(std::string_view text, Blanks blanks = Blanks::Fold, std::size_t longest = 60);
+
+/// The indentation of the line `node` starts on, up to the node.
+std::string indent_of(const syntax::Node& node);
+
+/// `replacement` for `stmt` keeping its lines: then the statement's comments, each on a
+/// line of its own at the statement's indentation, then line breaks (in the file's style)
+/// until it has as many as the statement, so that code below keeps its line numbers.
+std::string keeping_lines(const syntax::Node& stmt, std::string replacement);
+
+}  // namespace graphmend::rules

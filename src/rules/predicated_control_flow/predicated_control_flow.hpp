@@ -1,0 +1,157 @@
+// GM201 predicated-control-flow, private to src/rules/predicated_control_flow/ (the rule's
+// description, its fix and its refusals: rule.cpp).
+//
+//   rule.cpp       finding the sites; conditional expressions and `and`/`or` values
+//   statement.cpp  an if/elif/else statement, step by step: its refusals, then its call
+//                  (and the state and message forms)
+//   branches.cpp   a branch's statements as the Statements a lambda evaluates (Checker::convert)
+//   purity.cpp     which calls and expressions a branch may evaluate when not taken
+//   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
+#pragma once
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphmend/liveness.hpp"
+#include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
+
+namespace graphmend::rules::control_flow {
+
+using analysis::Scope;
+using syntax::Node;
+
+extern const RuleInfo kInfo;
+
+inline std::string text(const Node& n) { return std::string(n.text()); }
+
+/// The identifier a plain string literal spells ("inv_freq" -> inv_freq), or "".
+std::string plain_name(const Node& n);
+
+/// True for True / False / None and number and string literals.
+bool is_literal(const Node& n);
+
+/// One statement of a branch, as the branch's lambda evaluates it.
+struct Statement {
+    // Rebind, SetAttr and Cache are module state (the state form, _graphmend_if_state):
+    // `self.register_buffer("NAME", V, ...)`, `self.NAME = self.NAME.to(...)` and
+    // `if not hasattr(self, "NAME"): self.NAME[, _] = MAKE`; `raw` is the expression
+    // the branch lambda evaluates for it.
+    // Check: `if TEST: raise E(...)` inside the branch; `raw` is its _graphmend_check call
+    // with kGate where the branch's gate goes. An Assign with `copy` set is
+    // `NAME.copy_(SRC)` on a fresh local (`value` is the call).
+    enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache, Check } kind = Assign;
+    std::string name{};  // Assign; the buffer or attribute of Rebind / SetAttr / Cache
+    Node value{};        // may be invalid for a bare `return`
+    std::string effect{};  // Effect: the arguments of _graphmend_when after the test
+    std::string raw{};     // Assign: a value already written in terms of lambda locals
+                         // Update: the operator, "+=" or "-="
+    bool copy = false;
+};
+
+// Where a branch's gate goes in a Check's test.
+constexpr std::string_view kGate = "\x01";
+
+struct Branch {
+    Node test;  // invalid for `else`
+    std::vector<Statement> body;
+    bool returns = false;
+    std::string gate{};  // with a Check: the test under which this branch runs
+};
+
+/// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
+/// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
+struct Checker {
+    const Context& ctx;
+    std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
+    std::set<std::string> buffers;                   // self.register_buffer("NAME", ...)
+    Node site_def{};   // the function, and the statement being rewritten (for fresh locals)
+    Node site_stmt{};
+    bool grad_unsafe = false;
+    int unpacks = 0;
+    int calls = 0;                // calls in the branches: with a submodule call, their cost
+    bool calls_submodule = false;
+    std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
+    std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
+
+    [[nodiscard]] static bool is_state(const Statement& s) {
+        return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
+    }
+
+    // A branch worth not evaluating when the test does not pick it (torch.cond).
+    [[nodiscard]] bool costly() const { return calls_submodule || calls >= 8; }
+
+    // --- purity.cpp
+    // Why an expression is not known to be pure, or "".
+    std::string impurity(const Node& expr);
+    // Why a project function's body is not known to be pure, or "": it binds only its own
+    // names, and every call in it is pure (project functions are followed `depth` deep).
+    std::string function_impurity(const analysis::FunctionRef& ref, int depth);
+    // Why a call is not known to be pure, or "" (project functions followed when `follow`).
+    std::string call_impurity(const Node& call, bool follow = true);
+    static std::string enclosing_class(const Node& fn);
+
+    // --- branches.cpp
+    // Why a block cannot become a lambda, or "". Fills `out`.
+    std::string convert(const Node& block, Branch& out) { return convert(block.named_children(), out); }
+    std::string convert(const std::vector<Node>& statements, Branch& out);
+    // `if not hasattr(self, "NAME"): self.NAME = MAKE` or `self.NAME, other = MAKE`: a
+    // cache filled once. Sets `why` when the statement has that shape but cannot be taken.
+    std::optional<Statement> cache_statement(const Node& stmt, std::string& why);
+
+private:
+    // One statement of a branch appended to `out`, or why it cannot be.
+    std::string convert_statement(const Node& stmt, Branch& out);
+    std::string convert_return(const Node& stmt, Branch& out);
+    std::string convert_check(const Node& stmt, Branch& out);
+    // The forms of an expression statement `e`: each answers nullopt when `e` does not
+    // have its shape, else why it is refused or "" when it was appended to `out`.
+    std::optional<std::string> rebind(const Node& e, Branch& out);
+    std::optional<std::string> set_attr(const Node& e, Branch& out);
+    std::optional<std::string> update(const Node& e, Branch& out);
+    std::optional<std::string> copy(const Node& e, Branch& out);
+    std::optional<std::string> effect(const Node& e, Branch& out);
+    std::string assignment(const Node& e, Branch& out);
+};
+
+/// self.NAME = <torch.nn class>(...) in the __init__ of the class of `function`.
+std::map<std::string, std::string> submodules_of(const Context& ctx, const Node& function);
+
+/// The buffers of the class of `function`: self.register_buffer("NAME", ...) in __init__.
+std::set<std::string> buffers_of(const Context& ctx, const Node& function);
+
+/// A GM201 site over `n` (an if_statement or a conditional_expression) with test `test`.
+Site new_site(const Node& n, std::string_view test);
+
+/// The site of a data-dependent if/elif/else statement (statement.cpp).
+Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope);
+
+// --- emission.cpp
+
+/// The expression a branch lambda returns: the live values (assignment form) or the
+/// returned value (return form), with assignments the result depends on bound by `:=`
+/// to `_graphmend_NAME` names.
+std::string branch_value(const Branch& b, const std::vector<std::string>& live);
+
+/// `, only=lambda: (A, self.B)`: the values that some branch reads and another does not,
+/// which may carry gradients (tensors, modules, or of unknown kind). Under a select the
+/// branch not taken still gets a (zero) gradient, where the `if` left `grad` as None; so
+/// the runtime keeps the `if` when grad mode is on and one of these requires grad.
+/// `reads[i]` are the expressions branch i evaluates; `implicit`, the names an `if`
+/// without else leaves as they were (its false branch reads them).
+std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
+                            const std::vector<std::vector<Node>>& reads, const std::vector<std::string>& implicit);
+
+/// The call's pieces joined with line breaks where the statement had them (at most one
+/// per piece, then before the closing ')'), the statement's comments on lines of their
+/// own inside the parentheses, and blank lines until the line count is the original's:
+/// code below the statement keeps its line numbers.
+std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces);
+
+}  // namespace graphmend::rules::control_flow

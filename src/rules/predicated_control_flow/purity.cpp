@@ -1,0 +1,158 @@
+// GM201: which calls and expressions a branch may evaluate when the test does not pick it
+// (see predicated_control_flow.hpp).
+#include "predicated_control_flow.hpp"
+
+namespace graphmend::rules::control_flow {
+
+namespace {
+
+// Tensor methods (and torch functions) known to be pure: no state, no I/O, no randomness.
+const std::set<std::string_view> kPureMethods{
+    "abs", "absolute", "add", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "bfloat16", "bmm",
+    "bool", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "contiguous", "cos",
+    "cumsum", "detach", "dim", "div", "double", "einsum", "eq", "exp", "expand", "expand_as", "expm1",
+    "flatten", "float", "floor", "gather", "ge", "gelu", "gt", "half", "index_select", "int", "isfinite",
+    "isinf", "isnan", "le", "log", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "long", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
+    "mul", "narrow", "ne", "neg", "new_full", "new_ones", "new_zeros", "norm", "numel", "permute", "pow",
+    "prod", "reciprocal", "relu", "repeat", "reshape", "reshape_as", "round", "rsqrt", "select", "sigmoid",
+    "sign", "silu", "sin", "size", "softmax", "split", "sqrt", "square", "squeeze", "std", "sub", "sum",
+    "t", "tanh", "to", "transpose", "tril", "triu", "true_divide", "type_as", "unflatten", "unsqueeze",
+    "var", "view", "view_as", "where", "zeros_like", "ones_like", "full_like", "finfo", "iinfo", "tensor", "item",
+    "as_tensor", "zeros", "ones", "full", "arange", "cat", "stack", "isclose", "clamp_", "nan_to_num",
+    "linear", "layer_norm", "rms_norm", "group_norm", "embedding", "conv1d", "conv2d", "conv3d",
+    "softplus", "leaky_relu", "elu", "mish", "hardtanh", "pad", "normalize", "cosine_similarity"};
+
+// torch functions that draw random numbers or touch global state.
+const std::set<std::string_view> kImpureTorch{
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+    "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "rrelu", "manual_seed", "seed", "save", "load", "empty", "empty_like"};
+
+// Python builtins that are pure on the values a model passes them.
+const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool",
+                                               "tuple", "round", "isinstance", "getattr", "any", "all", "sum"};
+
+// torch.nn modules whose forward keeps no state and draws no random numbers.
+const std::set<std::string_view> kStatelessModules{
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "Identity", "ReLU", "GELU",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
+    "Hardtanh", "Flatten", "Unflatten"};
+
+// Operations whose gradient can be inf/NaN where their value is finite or unused.
+const std::set<std::string_view> kGradUnsafe{
+    "div", "true_divide", "reciprocal", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "pow", "exp",
+    "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
+
+}  // namespace
+
+std::string Checker::impurity(const Node& expr) {
+    std::string why;
+    syntax::walk(expr, [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
+            why = fmt::format("`{}` in a branch", n.type());
+            return false;
+        }
+        if (n.is("binary_operator")) {
+            const auto op = n.field("operator").text();
+            if (op == "/" || op == "//" || op == "%" || op == "**") grad_unsafe = true;
+        }
+        if (n.is("call")) {
+            why = call_impurity(n);
+            return why.empty();
+        }
+        return true;
+    });
+    return why;
+}
+
+std::string Checker::function_impurity(const analysis::FunctionRef& ref, int depth) {
+    if (depth > 3) return "calls nested too deep to check";
+    const Node body = ref.node.field("body");
+    const std::string owner = enclosing_class(ref.node);
+    std::string why;
+    syntax::walk(body, [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (n.is("function_definition") || n.is("class_definition") || n.is("global_statement") ||
+            n.is("nonlocal_statement") || n.is("delete_statement") || n.is("yield") || n.is("await") ||
+            n.is("raise_statement") || n.is("try_statement") || n.is("with_statement")) {
+            why = fmt::format("a `{}`", n.type());
+            return false;
+        }
+        if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier") &&
+            !n.field("left").is("pattern_list") && !n.field("left").is("tuple_pattern")) {
+            why = fmt::format("it stores into `{}`", n.field("left").text());
+            return false;
+        }
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            if (auto callee = ctx.project.callee(ref.file, n, owner)) {
+                why = function_impurity(*callee, depth + 1);
+                return why.empty();
+            }
+            if (fn.is("attribute") && fn.field("object").text() == "self") {
+                why = fmt::format("it calls {}()", fn.text());
+                return false;
+            }
+            const int saved = calls;
+            why = call_impurity(n, false);
+            calls = saved;
+            return why.empty();
+        }
+        return true;
+    });
+    return why;
+}
+
+std::string Checker::enclosing_class(const Node& fn) {
+    for (Node p = fn.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) return text(p.field("name"));
+        if (p.is("function_definition")) break;
+    }
+    return "";
+}
+
+std::string Checker::call_impurity(const Node& call, bool follow) {
+    const Node fn = call.field("function");
+    ++calls;
+    if (follow) {
+        Node def = analysis::enclosing_function(call);
+        while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+        if (def) {
+            if (auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def))) {
+                if (auto why = function_impurity(*callee, 0); !why.empty()) {
+                    return fmt::format("calls {}(), which is not pure: {}", fn.text(), why);
+                }
+                return "";
+            }
+        }
+    }
+    if (fn.is("identifier")) {
+        if (kPureBuiltins.contains(fn.text())) return "";
+        return fmt::format("calls {}(), which is not known to be pure", fn.text());
+    }
+    if (!fn.is("attribute")) return fmt::format("calls {}", fn.text());
+    const std::string_view name = fn.field("attribute").text();
+    const Node obj = fn.field("object");
+    if (kGradUnsafe.contains(name)) grad_unsafe = true;
+    if (obj.text() == "self") {
+        const auto it = submodules.find(std::string(name));
+        if (it != submodules.end() && kStatelessModules.contains(it->second)) {
+            calls_submodule = true;
+            return "";
+        }
+        if (it != submodules.end()) {
+            return fmt::format("calls self.{} (nn.{}), which may update state or draw random numbers", name,
+                               it->second);
+        }
+        return fmt::format("calls self.{}(), code that may have effects", name);
+    }
+    if (name.ends_with("_")) return fmt::format("in-place {}() on a tensor that outlives the branch", name);
+    if (kImpureTorch.contains(name)) return fmt::format("{}() draws random numbers", name);
+    if (kPureMethods.contains(name)) return "";
+    return fmt::format("calls {}(), which is not known to be pure", fn.text());
+}
+
+}  // namespace graphmend::rules::control_flow

@@ -1,0 +1,416 @@
+// GM201: a data-dependent if/elif/else statement, step by step (see
+// predicated_control_flow.hpp): its branches converted, each refusal in turn, then the
+// _graphmend_if call, or the state form (_graphmend_if_state) or the message form
+// (_graphmend_when).
+#include <algorithm>
+#include <array>
+#include <functional>
+
+#include "graphmend/site.hpp"
+#include "graphmend/tensor_test.hpp"
+#include "predicated_control_flow.hpp"
+
+namespace graphmend::rules::control_flow {
+
+using analysis::maybe_unbound;
+
+namespace {
+
+// How two branch values provably differ in kind, or "": None against a tensor, or tuples
+// of different lengths (element by element).
+std::string kind_clash(const analysis::Value& a, const analysis::Value& b, const std::string& where = "") {
+    using analysis::kNone;
+    using analysis::kTensor;
+    if ((a.only(kNone) && b.tensor()) || (b.only(kNone) && a.tensor())) {
+        return fmt::format("None against a tensor{}", where);
+    }
+    if (!a.items.empty() && !b.items.empty()) {
+        if (a.items.size() != b.items.size()) return fmt::format("tuples of {} and {} values{}", a.items.size(), b.items.size(), where);
+        for (std::size_t i = 0; i < a.items.size(); ++i) {
+            if (auto c = kind_clash(a.items[i], b.items[i], fmt::format(" at position {}", i + 1)); !c.empty()) return c;
+        }
+    }
+    return "";
+}
+
+// `if TEST: A else: B` where A and B rebind the same buffers of the module, maybe after
+// filling a cache or converting an attribute to where it already is ->
+// `_graphmend_if_state(TEST, self, lambda self: (A...), lambda self: (B...))`. Unsafe:
+// traced, the buffer becomes a selected copy (equal values, another tensor object) and
+// a missing cache is computed but not stored, so methods that make it are assumed pure.
+Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope, const Checker& checker,
+                       const std::vector<Branch>& branches) {
+    if (branches.size() != 2 || branches[1].test) {
+        site.reason = "module state is rebound under an `if` without `else`, or with `elif`";
+        return site;
+    }
+    const auto params = def.field("parameters").named_children();
+    if (params.empty() || params[0].text() != "self") {
+        site.reason = "module state is rebound in a function whose first parameter is not `self`";
+        return site;
+    }
+    std::array<std::set<std::string>, 2> rebound;
+    for (std::size_t i = 0; i < 2; ++i) {
+        for (const auto& st : branches[i].body) {
+            if (!Checker::is_state(st)) {
+                site.reason = "a branch that rebinds module state also assigns names, returns or has effects";
+                return site;
+            }
+            if (st.kind == Statement::Rebind) rebound[i].insert(st.name);
+        }
+    }
+    if (rebound[0] != rebound[1] || rebound[0].empty()) {
+        site.reason = "the branches do not rebind the same buffers (register_buffer)";
+        return site;
+    }
+    for (const auto& name : checker.dead_targets) {
+        if (scope.read_outside.contains(name)) {
+            site.reason = fmt::format("`{}`, unpacked with a cached value, is read after the `if`", name);
+            return site;
+        }
+    }
+    std::vector<std::string> pieces{fmt::format("_graphmend_if_state({}, self,", predicate(branches[0].test))};
+    for (const auto& b : branches) {  // one piece per statement: a line each where the `if` had them
+        for (std::size_t i = 0; i < b.body.size(); ++i) {
+            const bool last = i + 1 == b.body.size();
+            pieces.push_back(fmt::format("{}{}{}", i == 0 ? "lambda self: (" : "", b.body[i].raw,
+                                         !last ? "," : b.body.size() == 1 ? ",)," : "),"));
+        }
+    }
+    site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, stmt.end(), pieces)}}, Applicability::Unsafe,
+                   {runtime::stem::predicated_control_flow}};
+    std::vector<std::string> names(rebound[0].begin(), rebound[0].end());
+    site.detail = fmt::format("buffer {} selected with torch.where; unsafe: under torch.compile the buffer is "
+                              "rebound to a selected copy (equal values, not the tensor the branch names)",
+                              fmt::join(names, ", "));
+    std::set<std::string> caches;
+    for (const auto& b : branches) {
+        for (const auto& st : b.body) {
+            if (st.kind == Statement::Cache) caches.insert("self." + st.name);
+        }
+    }
+    if (!caches.empty()) {
+        site.detail += fmt::format(", and a missing {} is computed but not stored", fmt::join(caches, ", "));
+    }
+    if (!checker.assumed_pure.empty()) {
+        std::set<std::string> uniq(checker.assumed_pure.begin(), checker.assumed_pure.end());
+        site.detail += fmt::format(" ({} taken to have no effects)", fmt::join(uniq, ", "));
+    }
+    return site;
+}
+
+// `if TEST: <print / logging / warnings calls>` -> one _graphmend_when(TEST, ...) per
+// call, on the statement's lines: each message is deferred with the test.
+Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branches) {
+    const bool only_effects = std::all_of(branches[0].body.begin(), branches[0].body.end(),
+                                          [](const Statement& s) { return s.kind == Statement::Effect; });
+    if (branches.size() != 1 || !only_effects) {
+        site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
+        return site;
+    }
+    const std::string separator = std::string(stmt.source().eol()) + indent_of(stmt);
+    const std::string test = predicate(branches[0].test);
+    std::string out;
+    for (const auto& s : branches[0].body) {
+        if (!out.empty()) out += separator;
+        out += fmt::format("_graphmend_when({}, {})", test, s.effect);
+    }
+    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
+                   {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
+    site.detail = "each message deferred together with the test";
+    return site;
+}
+
+// True when a statement of some branch satisfies `pred`.
+template <typename Pred>
+bool any_statement(const std::vector<Branch>& branches, Pred pred) {
+    return std::any_of(branches.begin(), branches.end(),
+                       [&](const Branch& b) { return std::any_of(b.body.begin(), b.body.end(), pred); });
+}
+
+// What site_for learns about an if/elif/else, one step after the other.
+struct Plan {
+    std::vector<Branch> branches;
+    bool has_else = false;
+    std::uint32_t span_end = 0;     // the end of the text rewritten (past the `if` with an early return)
+    bool all_return = false;
+    bool any_return = false;
+    std::vector<Statement> updates;  // buffer counters, taken out of the branch
+    std::vector<std::string> live;   // names the branches assign that the code after the `if` reads
+    bool has_checks = false;
+    std::string first_pred;          // the first test as the call evaluates it
+};
+
+// Every branch converted; the elif tests and the `if` test pure.
+std::string convert_branches(Checker& checker, const Node& stmt, Plan& plan) {
+    auto& branches = plan.branches;
+    branches.push_back({stmt.field("condition"), {}, false});
+    std::string why = checker.convert(stmt.field("consequence"), branches.back());
+    for (const Node& alt : stmt.children()) {
+        if (!why.empty()) break;
+        if (alt.is("elif_clause")) {
+            branches.push_back({alt.field("condition"), {}, false});
+            why = checker.convert(alt.field("consequence"), branches.back());
+            if (why.empty()) why = checker.impurity(alt.field("condition"));
+        } else if (alt.is("else_clause")) {
+            branches.push_back({Node(), {}, false});
+            plan.has_else = true;
+            why = checker.convert(alt.field("body"), branches.back());
+        }
+    }
+    if (why.empty()) {
+        if (auto impure = checker.impurity(stmt.field("condition")); !impure.empty()) why = "the test " + impure;
+    }
+    return why;
+}
+
+// `if TEST: ... return A` followed by the rest of the function ending in a return: the
+// rest is the false branch.
+std::string take_rest(Checker& checker, const Node& stmt, const Node& def, Plan& plan) {
+    plan.span_end = stmt.end();
+    const bool early_return = !plan.has_else && plan.branches.size() == 1 && plan.branches[0].returns;
+    if (!early_return || !(stmt.parent() == def.field("body"))) return "";
+    std::vector<Node> rest;
+    for (const Node& s : stmt.parent().named_children()) {
+        if (s.begin() > stmt.begin() && !s.is("comment")) rest.push_back(s);
+    }
+    Branch after{Node(), {}, false};
+    if (auto why = checker.convert(rest, after); !why.empty()) return "the code after the early return: " + why;
+    if (!after.returns) return "the code after the early return does not end in a return";
+    plan.span_end = rest.back().end();
+    plan.branches.push_back(std::move(after));
+    plan.has_else = true;
+    return "";
+}
+
+// A read of a local that may have no value, now that both branches run.
+std::string unbound_read(const Scope& scope, const Plan& plan) {
+    for (const auto& b : plan.branches) {
+        std::set<std::string> assigned;
+        for (const auto& st : b.body) {
+            const std::string name = st.value ? maybe_unbound(st.value, scope, assigned) : "";
+            if (!name.empty()) return fmt::format("`{}` may have no value here, and both branches would run", name);
+            if (st.kind == Statement::Assign) assigned.insert(st.name);
+        }
+    }
+    return "";
+}
+
+// Every branch returns, or none does; returned values that a select can choose between.
+std::string check_returns(const Context& ctx, Plan& plan) {
+    const auto& branches = plan.branches;
+    const auto returns = [](const Branch& b) { return b.returns; };
+    plan.all_return = plan.has_else && std::all_of(branches.begin(), branches.end(), returns);
+    plan.any_return = std::any_of(branches.begin(), branches.end(), returns);
+    if (plan.any_return && !plan.all_return) return "a branch returns while another falls through";
+    if (!plan.all_return) return "";
+    // Values that provably differ in kind (None against a tensor, tuples of other
+    // lengths) cannot be selected: the runtime would evaluate both branches and then
+    // fall back to the `if`, breaking the graph more than before.
+    const Branch* first = nullptr;
+    analysis::Value first_value;
+    for (const auto& b : branches) {
+        const auto ret = std::find_if(b.body.begin(), b.body.end(),
+                                      [](const Statement& st) { return st.kind == Statement::Return; });
+        const analysis::Value v = ret->value ? ctx.values.eval(ctx.file, ret->value)
+                                             : analysis::Value::of(analysis::kNone);
+        if (first == nullptr) {
+            first = &b;
+            first_value = v;
+            continue;
+        }
+        if (auto clash = kind_clash(first_value, v); !clash.empty()) {
+            return "the branches return values of different kinds (" + clash + "): no select can express that";
+        }
+    }
+    return "";
+}
+
+// Conditional counters (self.BUFFER += INT): one `if` without else, and no value in it may
+// read the buffer. Taken out of the branch: they become _graphmend_update calls.
+std::string take_updates(Plan& plan) {
+    auto& branches = plan.branches;
+    for (const auto& b : branches) {
+        for (const auto& st : b.body) {
+            if (st.kind == Statement::Update) plan.updates.push_back(st);
+        }
+    }
+    if (plan.updates.empty()) return "";
+    if (plan.has_else || branches.size() != 1 || plan.any_return) {
+        return "a buffer update under an `if` with elif/else or a return";
+    }
+    for (const auto& st : branches[0].body) {
+        if (st.kind == Statement::Update || !st.value) continue;
+        for (const auto& u : plan.updates) {
+            if (std::string_view(st.value.text()).find("self." + u.name) != std::string_view::npos) {
+                return fmt::format("a value in the branch reads the updated buffer self.{}", u.name);
+            }
+        }
+    }
+    std::erase_if(branches[0].body, [](const Statement& s) { return s.kind == Statement::Update; });
+    return "";
+}
+
+// True when every branch (and an else) has a statement naming `name`.
+bool set_everywhere(const Plan& plan, const std::string& name) {
+    return plan.has_else && std::all_of(plan.branches.begin(), plan.branches.end(), [&](const Branch& b) {
+               return std::any_of(b.body.begin(), b.body.end(), [&](const Statement& s) { return s.name == name; });
+           });
+}
+
+// A live name that some branch sets to a Python constant: the runtime could never select
+// it (it keeps Python values as they are), so say so here.
+std::string constant_refusal(const Plan& plan, const std::string& name) {
+    std::set<std::string> values;
+    bool literal = false;
+    for (const auto& b : plan.branches) {
+        for (const auto& st : b.body) {
+            if (st.kind != Statement::Assign || st.name != name || !st.value) continue;
+            literal = literal || is_literal(st.value);
+            values.insert(text(st.value));
+        }
+    }
+    if (literal && (values.size() > 1 || !set_everywhere(plan, name))) {
+        return fmt::format("`{}` is set to a Python constant in a branch: a select cannot choose it without making it "
+                           "a tensor",
+                           name);
+    }
+    return "";
+}
+
+// The names the branches assign that the code after the `if` reads: each with a value on
+// every path, and none a Python constant.
+std::string find_live(const Scope& scope, Plan& plan) {
+    if (plan.all_return) return "";
+    auto& live = plan.live;
+    for (const auto& b : plan.branches) {
+        for (const auto& st : b.body) {
+            if (scope.read_outside.contains(st.name) && std::find(live.begin(), live.end(), st.name) == live.end()) {
+                live.push_back(st.name);
+            }
+        }
+    }
+    if (live.empty() && plan.updates.empty()) return "no value of the branches is used after the `if`";
+    for (const auto& name : live) {
+        if (auto why = constant_refusal(plan, name); !why.empty()) return why;
+    }
+    for (const auto& name : live) {
+        if (!set_everywhere(plan, name) && !scope.bound_before.contains(name)) {
+            return fmt::format("`{}` has no value before the `if` on the path that does not assign it", name);
+        }
+    }
+    return "";
+}
+
+// Checks inside a branch fire only when the branch would have run: the test is bound once
+// (`(_graphmend_pLINE := TEST)`) and gates them (`_graphmend_and(GATE, ...)`).
+std::string gate_checks(const Node& stmt, Plan& plan) {
+    auto& branches = plan.branches;
+    plan.has_checks = any_statement(branches, [](const Statement& st) { return st.kind == Statement::Check; });
+    plan.first_pred = predicate(branches[0].test);
+    if (!plan.has_checks) return "";
+    if (branches.size() > 2 || (branches.size() == 2 && branches[1].test)) {
+        return "a check inside a branch of an if/elif chain";
+    }
+    const std::string bound = fmt::format("_graphmend_p{}", stmt.position().line);
+    branches[0].gate = bound;
+    if (branches.size() == 2) branches[1].gate = fmt::format("_graphmend_not({})", bound);
+    plan.first_pred = fmt::format("({} := {})", bound, plan.first_pred);
+    return "";
+}
+
+// The call: built from the last branch backwards, elif chains nesting in the false lambda;
+// buffer updates before it.
+Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& scope, const Checker& checker,
+                 const Plan& plan) {
+    const auto& branches = plan.branches;
+    const auto& live = plan.live;
+    std::vector<std::vector<Node>> reads;
+    for (const auto& b : branches) {
+        reads.emplace_back();
+        for (const auto& st : b.body) {
+            if (st.value) reads.back().push_back(st.value);
+        }
+    }
+    std::vector<std::string> implicit;  // an `if` without else leaves the live names as they were
+    if (!plan.has_else) implicit = live;
+    const std::string grad = std::string(checker.grad_unsafe ? "False" : "True") +
+                             (checker.costly() ? ", costly=True" : "") +
+                             one_sided_reads(ctx, scope, branches, reads, implicit);
+    std::string value;
+    if (!plan.has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
+    std::vector<std::string> pieces;  // of the outermost call, laid out below
+    for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+        if (!it->test) {
+            value = branch_value(*it, live);
+            continue;
+        }
+        const std::string pred = it->test == branches[0].test ? plan.first_pred : predicate(it->test);
+        pieces = {fmt::format("{}_graphmend_if({},", plan.all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
+                              pred),
+                  fmt::format("lambda: {},", branch_value(*it, live)), fmt::format("lambda: {},", value),
+                  fmt::format("grad_safe={},", grad)};
+        value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", pred,
+                            branch_value(*it, live), value, grad);
+    }
+    const std::uint32_t span_end = plan.span_end;
+    site.end = span_end;
+    std::string updates_text;
+    for (const auto& u : plan.updates) {
+        updates_text += fmt::format("_graphmend_update({}, self, \"{}\", \"{}\", {}); ", predicate(branches[0].test),
+                                    u.name, u.raw, u.value.text());
+    }
+    if (!plan.updates.empty() && live.empty()) {
+        // Only counters: one line of updates, the rest blank.
+        std::string out = updates_text.substr(0, updates_text.size() - 2);
+        for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.source().slice(stmt.begin(), span_end)); ++n) {
+            out += stmt.source().eol();
+        }
+        site.fix = Fix{{{stmt.begin(), span_end, out}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
+        site.detail = "the buffer update stays conditional on the data";
+        return site;
+    }
+    if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
+    std::vector<std::string> blocks{runtime::stem::predicated_control_flow};
+    if (plan.has_checks) blocks.insert(blocks.begin(), runtime::stem::deferred_effects);
+    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe, std::move(blocks)};
+    site.detail = checker.grad_unsafe
+                      ? "selected with torch.where; the original control flow is kept when the branch values "
+                        "require grad (a branch can produce inf/NaN)"
+                      : "selected with torch.where";
+    if (!plan.updates.empty()) site.detail += "; the buffer update stays conditional on the data";
+    return site;
+}
+
+}  // namespace
+
+Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
+    Site site = new_site(stmt, stmt.field("condition").text());
+    Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+    checker.site_def = def;
+    checker.site_stmt = stmt;
+    Plan plan;
+    site.reason = convert_branches(checker, stmt, plan);
+    if (!site.reason.empty()) return site;
+    if (any_statement(plan.branches, Checker::is_state)) {
+        return state_site(std::move(site), stmt, def, scope, checker, plan.branches);
+    }
+    if (any_statement(plan.branches, [](const Statement& s) { return s.kind == Statement::Effect; })) {
+        return effects_site(std::move(site), stmt, plan.branches);
+    }
+    const std::function<std::string()> steps[] = {
+        [&] { return take_rest(checker, stmt, def, plan); },
+        [&] { return unbound_read(scope, plan); },
+        [&] { return check_returns(ctx, plan); },
+        [&] { return take_updates(plan); },
+        [&] { return find_live(scope, plan); },
+        [&] { return gate_checks(stmt, plan); },
+    };
+    for (const auto& step : steps) {
+        site.reason = step();
+        if (!site.reason.empty()) return site;
+    }
+    return select_site(std::move(site), ctx, stmt, scope, checker, plan);
+}
+
+}  // namespace graphmend::rules::control_flow
