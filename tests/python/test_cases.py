@@ -43,6 +43,7 @@ CASES = [
     ("tests/fixtures/predicated-validation/forms.py", []),
     ("tests/fixtures/predicated-validation/helpers.py", []),
     ("tests/fixtures/predicated-control-flow/values.py", []),
+    ("tests/fixtures/predicated-control-flow/nested.py", []),
 ]
 
 

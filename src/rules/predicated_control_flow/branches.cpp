@@ -160,6 +160,12 @@ std::string Checker::convert_statement(const Node& stmt, Branch& out) {
             return "";
         }
     }
+    if (stmt.is("if_statement") && ctx.values.data_test(ctx.file, stmt.field("condition"))) {
+        // The inner `if` is a site of its own; once it is a select, the driver's next pass
+        // takes this one up again (a branch may hold a rewritten _graphmend_if).
+        nested = true;
+        return "a data-dependent `if` inside a branch (the inner one is rewritten first)";
+    }
     if (!stmt.is("expression_statement") || stmt.named_children().size() != 1) {
         return fmt::format("a `{}` in a branch", stmt.type());
     }

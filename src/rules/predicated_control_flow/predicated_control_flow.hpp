@@ -79,6 +79,7 @@ struct Checker {
     bool calls_submodule = false;
     std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
     std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
+    bool nested = false;  // refused for a data-dependent `if` inside a branch (fixed first)
 
     [[nodiscard]] static bool is_state(const Statement& s) {
         return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;

@@ -47,10 +47,31 @@ const std::set<std::string_view> kGradUnsafe{
 
 }  // namespace
 
+// graphmend's own predicated runtime: pure when what its lambdas return is (a branch that
+// holds a select rewritten by an earlier pass, or a tensor `and`/`or`).
+const std::set<std::string_view> kRuntimeHelpers{"_graphmend_if", "_graphmend_and", "_graphmend_or",
+                                                 "_graphmend_not", "_graphmend_scalar", "_graphmend_equal",
+                                                 "_graphmend_copy"};
+
 std::string Checker::impurity(const Node& expr) {
     std::string why;
     syntax::walk(expr, [&](const Node& n) {
         if (!why.empty()) return false;
+        if (n.is("call") && n.field("function").is("identifier") &&
+            kRuntimeHelpers.contains(n.field("function").text())) {
+            for (const Node& a : n.field("arguments").named_children()) {
+                if (!why.empty()) break;
+                if (a.is("keyword_argument")) {
+                    const Node v = a.field("value");
+                    if (!v.is("lambda")) why = impurity(v);  // only=lambda: (...) just reads names
+                } else if (a.is("lambda")) {
+                    why = impurity(a.field("body"));
+                } else {
+                    why = impurity(a);
+                }
+            }
+            return false;
+        }
         if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
             why = fmt::format("`{}` in a branch", n.type());
             return false;

@@ -391,7 +391,10 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
     checker.site_stmt = stmt;
     Plan plan;
     site.reason = convert_branches(checker, stmt, plan);
-    if (!site.reason.empty()) return site;
+    if (!site.reason.empty()) {
+        site.retry = checker.nested;
+        return site;
+    }
     if (any_statement(plan.branches, Checker::is_state)) {
         return state_site(std::move(site), stmt, def, scope, checker, plan.branches);
     }
