@@ -305,6 +305,26 @@ def _graphmend_runtime():
                 raise exc from None
             raise exc
 
+    # The runtime's own frames are never compiled on their own. Called from a traced frame,
+    # Dynamo inlines them (the message becomes an op of that graph). Called from code that
+    # Dynamo runs eagerly (a frame it skipped or resumed after a graph break), Dynamo would
+    # otherwise compile the helper's frame as a graph of its own, one more than the original
+    # statement made; skipped, the helper and what it calls run eagerly, as that statement did.
+    def skip_frames(*functions):
+        try:
+            from torch._C._dynamo import eval_frame as ef
+
+            strategy = ef._FrameExecStrategy(ef._FrameAction.SKIP, ef._FrameAction.SKIP)
+            todo = [getattr(f, "__code__", f) for f in functions]
+            while todo:
+                code = todo.pop()
+                ef.set_code_exec_strategy(code, strategy)
+                todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        except Exception:  # another torch: frames are compiled as before
+            pass
+
+    skip_frames(_graphmend_runtime)
+    rt.skip_frames = skip_frames
     rt.check = check
     rt.when = when
     rt.lazy = lazy
@@ -346,5 +366,8 @@ def _graphmend_args(*args, **kwargs):
 
 def _graphmend_check(pred, exc_type, thunk, from_none=False):
     _graphmend_rt.check(_graphmend_fid, pred, exc_type, thunk, from_none)
+
+
+_graphmend_rt.skip_frames(_graphmend_print, _graphmend_log, _graphmend_warn, _graphmend_when, _graphmend_check)
 
 # --- end of graphmend runtime: deferred_effects ---
