@@ -14,7 +14,8 @@ message recording.
 
 Writes RESULT.json: versions, transformers.__file__, dtype, calls; the model's class,
 module, config class and config (difference to the defaults); the first
-call's graph count, breaks, Dynamo's break counter and reasons; graphs after all
+call's graph count, breaks, Dynamo's break counter and reasons, where each of its graphs
+comes from (`graph_sites`: ops, first and last user-code file:line); graphs after all
 calls and `recompiles` (graphs made by calls 2..N); `break_sites` (file:line and
 reason of every break Dynamo logged, all calls) and `recompile_reasons`; the
 recorded messages, the output digest, any exception (with the call index).
@@ -72,9 +73,9 @@ def main(argv):
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter
-    from _harness.models import MODELS
+    from _harness.models import get_spec
 
-    spec = MODELS[args.model]
+    spec = get_spec(args.model)
     package = __import__(spec.package)
     package_file = os.path.realpath(package.__file__)
     if not package_file.startswith(package_root + os.sep):
@@ -94,7 +95,7 @@ def main(argv):
     inputs = spec.inputs(dtype)
     built = _describe_model(model)
 
-    counter = GraphCounter()
+    counter = GraphCounter(paths)
     compiled = counter.compile(model)
     dynamo_log = DynamoLog(paths)
     exception = None
@@ -126,6 +127,7 @@ def main(argv):
         "breaks": graphs - 1,
         "dynamo_breaks": dynamo_breaks,
         "break_reasons": break_reasons,
+        "graph_sites": counter.graph_sites[:graphs],
         "graphs_first_call": graphs,
         "graphs_all_calls": counter.graphs,
         "recompiles": counter.graphs - graphs,
