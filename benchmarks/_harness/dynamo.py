@@ -37,13 +37,14 @@ class GraphCounter:
 
     def _origin(self, gm):
         """{"ops": operations in the graph, "first"/"last": the innermost user-code file:line of
-        its first and last operation (None when Dynamo recorded no stack trace)}."""
+        its first and last operation (None when Dynamo recorded no stack trace), "callers": the
+        two frames around "first", outermost first (who called the code the graph starts in)}."""
         ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
-        sites = []
-        for node in ops[:1] + ops[-1:]:
-            frames = _FRAME.findall(node.meta.get("stack_trace") or "")
-            sites.append(f"{self.paths(frames[-1][0])}:{frames[-1][1]}" if frames else None)
-        return {"ops": len(ops), "first": sites[0] if sites else None, "last": sites[-1] if sites else None}
+        stacks = [[f"{self.paths(f)}:{line}" for f, line in _FRAME.findall(n.meta.get("stack_trace") or "")]
+                  for n in ops[:1] + ops[-1:]]
+        first, last = (stacks[0], stacks[-1]) if stacks else ([], [])
+        return {"ops": len(ops), "first": (first or [None])[-1], "last": (last or [None])[-1],
+                "callers": first[-3:-1]}
 
     def compile(self, model):
         """Reset Dynamo and its counters, then compile with this backend, dynamic=False."""

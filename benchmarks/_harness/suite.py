@@ -36,8 +36,8 @@ Result JSON (written after every row, complete when "finished" is set):
       output_tensors, messages_identical, messages_comparison, exception_before/after,
       kinds_before/after ({kind: log records}), sites_before and breaks_left ([{site, kind,
       reason, gb, action, context, call, count}]), graph_sites_before/after (per graph: ops,
-      first and last user-code file:line), graphs_only_before/after (["first .. last"] of the
-      graphs one arm made and the other did not: where an added graph comes from), graphmend {returncode, seconds, last_line,
+      first and last user-code file:line), graphs_only_before/after (["first .. last (via
+      callers)"] of the graphs one arm made and the other did not: where an added graph comes from), graphmend {returncode, seconds, last_line,
       break_files_report, model_folder, model_folder_sites, model_folder_report}; and
       messages_before/after, output_differences, arm_before/after, traceback when something
       differed or failed; flags: what makes the row worse after the fix ("breaks up",
@@ -393,18 +393,22 @@ def row_result(row, result, seconds, site_root):
 
 def _graph_difference(before, after):
     """The graphs (by first and last user-code site) found in one arm and not the other, as
-    ["first .. last", ...] each; a graph that appears twice in one arm and once in the other
-    is listed once."""
-    def keys(graphs):
-        return [f"{g.get('first')} .. {g.get('last')}" for g in graphs]
+    ["first .. last", ...] each, with " (via CALLER > CALLER)" when the graph's origin names its
+    callers; a graph that appears twice in one arm and once in the other is listed once."""
+    def key(g):
+        return f"{g.get('first')} .. {g.get('last')}"
 
-    only_before, only_after = keys(before), []
-    for key in keys(after):
-        if key in only_before:
-            only_before.remove(key)
+    def shown(g):
+        return key(g) + (f" (via {' > '.join(g['callers'])})" if g.get("callers") else "")
+
+    only_before, only_after = list(before), []
+    for g in after:
+        match = next((b for b in only_before if key(b) == key(g)), None)
+        if match is None:
+            only_after.append(shown(g))
         else:
-            only_after.append(key)
-    return only_before, only_after
+            only_before.remove(match)
+    return [shown(g) for g in only_before], only_after
 
 
 def row_flags(r):

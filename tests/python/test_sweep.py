@@ -79,3 +79,24 @@ def test_list_prints_at_least_40_sweep_rows():
     assert len(lines) >= 40
     assert any(line.startswith("switch_transformers/float32 ") and "AutoModelForSeq2SeqLM" in line
                for line in lines)
+
+
+def test_graph_origin_and_the_graphs_only_one_arm_made():
+    from types import SimpleNamespace
+
+    from _harness.dynamo import GraphCounter
+
+    def node(op, *frames):
+        trace = "".join(f'  File "/site/{f}", line {n}, in fn\n    code\n' for f, n in frames)
+        return SimpleNamespace(op=op, meta={"stack_trace": trace})
+
+    gm = SimpleNamespace(graph=SimpleNamespace(nodes=[
+        node("placeholder"), node("call_function", ("m.py", 10), ("u.py", 3), ("rt.py", 1702)),
+        node("call_method", ("m.py", 10), ("rt.py", 1703)), node("output")]))
+    counter = GraphCounter(paths=lambda p: p.replace("/site/", ""))
+    assert counter._origin(gm) == {"ops": 2, "first": "rt.py:1702", "last": "rt.py:1703",
+                                   "callers": ["m.py:10", "u.py:3"]}
+    a, b, c = ({"first": f"m.py:{n}", "last": f"m.py:{n + 1}"} for n in (1, 5, 9))
+    c["callers"] = ["x.py:1", "y.py:2"]
+    assert suite._graph_difference([a, b, b], [a, b, c, c]) == (
+        ["m.py:5 .. m.py:6"], ["m.py:9 .. m.py:10 (via x.py:1 > y.py:2)"] * 2)
