@@ -18,7 +18,8 @@ call's graph count, breaks, Dynamo's break counter and reasons, where each of it
 comes from (`graph_sites`: ops, first and last user-code file:line); graphs after all
 calls and `recompiles` (graphs made by calls 2..N); `break_sites` (file:line and
 reason of every break Dynamo logged, all calls) and `recompile_reasons`; the
-recorded messages, the output digest, any exception (with the call index).
+recorded messages, the output digest, any exception (with the call index; file names
+mapped, object addresses dropped).
 OUT.pt holds the flattened outputs [(path, leaf)] of every call for the parent
 to compare: call 1 under "out", call i > 1 under "out@call<i>".
 """
@@ -107,7 +108,7 @@ def main(argv):
             try:
                 out = compiled(**inputs)
             except Exception as exc:  # recorded, compared by the parent
-                exception = {"type": type(exc).__name__, "message": str(exc), "call": call}
+                exception = {"type": type(exc).__name__, "message": _portable(str(exc), dynamo_log), "call": call}
                 out = None
             leaves += tensors.flatten(out, "out" if call == 1 else f"out@call{call}")
             if call == 1:
@@ -142,6 +143,14 @@ def main(argv):
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0
+
+
+def _portable(text, dynamo_log):
+    """An exception's text with file names mapped (as in break sites) and object addresses
+    dropped, so that the same exception reads the same in both arms."""
+    import re
+
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", dynamo_log._map_files(text))
 
 
 def _fixed_stream_class(cls, stream):

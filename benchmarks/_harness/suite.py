@@ -41,7 +41,8 @@ Result JSON (written after every row, complete when "finished" is set):
       break_files_report, model_folder, model_folder_sites, model_folder_report}; and
       messages_before/after, output_differences, arm_before/after, traceback when something
       differed or failed; flags: what makes the row worse after the fix ("breaks up",
-      "Dynamo breaks up", "outputs differ", "messages differ", "failed"; see row_flags);
+      "Dynamo breaks up", "outputs differ", "messages differ") or leaves it unmeasured ("raised":
+      a compiled forward raised; "failed": an arm failed); see row_flags;
   totals: float32, float32_weighted_by_checkpoints (reference only), float16, all_rows (see
       totals()), rows_ok, rows_failed, flagged ({row: flags} of the rows with any flag).
 """
@@ -413,7 +414,8 @@ def _graph_difference(before, after):
 
 def row_flags(r):
     """What makes a row worse after the fix: breaks (either counter) up, outputs or messages that
-    differ, or no measurement at all ("failed"). An empty list for a row the fix did not harm."""
+    differ; or no measurement: a compiled forward raised in either arm ("raised"), no result at
+    all ("failed"). An empty list for a row the fix did not harm."""
     if "breaks_before" not in r:
         return ["failed"]
     flags = []
@@ -425,6 +427,8 @@ def row_flags(r):
         flags.append("outputs differ")
     if not r["messages_identical"]:
         flags.append("messages differ")
+    if r.get("exception_before") or r.get("exception_after"):
+        flags.append("raised")  # a compiled forward that raised measures nothing
     return flags
 
 

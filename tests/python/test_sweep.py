@@ -61,7 +61,9 @@ def test_sweep_row_flags_and_totals():
     same = suite.row_result(rows["gpt2/float32"], {**measured, "breaks_after": 22, "dynamo_breaks_after": 22},
                             1.0, "/nowhere")
     failed = suite.row_result(rows["bert/float32"], {"ok": False, "error": "arm 'after' failed"}, 1.0, "/nowhere")
+    raised = suite.row_result(rows["gpt2/float32"], {**measured, "exception_before": {"type": "E"}}, 1.0, "/x")
     assert worse["flags"] == ["breaks up", "Dynamo breaks up"] and same["flags"] == []
+    assert raised["flags"] == ["breaks up", "Dynamo breaks up", "raised"]
     assert worse["architecture"] == "switch_transformers" and worse["reference_row"] is None
     assert "WORSE: breaks up" in suite.row_line(worse) and "reference" not in suite.row_line(same)
     t = suite.totals([worse, same, failed])
