@@ -436,9 +436,11 @@ def totals(rows):
     """Sums over the measured rows: float32 rows in the totals, the same weighted by the
     reference's checkpoints (comparable with its 21-row total), float16 rows, and every row."""
     def block(selected, weight=lambda r: 1):
-        measured = [r for r in selected if "breaks_before" in r]
+        # A row whose compiled forward raised (in either arm) counted no breaks: not measured.
+        measured = [r for r in selected if "breaks_before" in r
+                    and not r.get("exception_before") and not r.get("exception_after")]
         t = {"rows": len(selected), "rows_measured": len(measured),
-             "rows_missing": [r["row"] for r in selected if "breaks_before" not in r]}
+             "rows_missing": [r["row"] for r in selected if r not in measured]}
         for key in ("breaks_before", "breaks_after", "dynamo_breaks_before", "dynamo_breaks_after"):
             t[key] = sum(weight(r) * r[key] for r in measured)
         with_reference = [r for r in measured if r["reference_before"] is not None]

@@ -69,6 +69,7 @@ def test_sweep_row_flags_and_totals():
     t = suite.totals([worse, same, failed])
     assert "float32_weighted_by_checkpoints" not in t
     assert (t["float32"]["breaks_before"], t["float32"]["breaks_after"]) == (44, 45)
+    assert suite.totals([worse, raised])["float32"]["rows_missing"] == ["gpt2/float32"]  # raised: not counted
     assert t["flagged"] == {"switch_transformers/float32": ["breaks up", "Dynamo breaks up"],
                             "bert/float32": ["failed"]}
 
