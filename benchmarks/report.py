@@ -387,7 +387,7 @@ def sweep_section(results: Path) -> list[str]:
     if data is None:
         return out + missing(name)
     env = data.get("environment", {})
-    out += [f"torch {env.get('torch')}, transformers {env.get('transformers')}, Python {env.get('python')}. "
+    out += [f"torch {env.get('torch')}, transformers {env.get('transformers')}, Python {env.get('python')}.", "",
             "Each row is one transformers architecture, its `AutoConfig` shrunk to hidden 64, 2 layers,",
             "2 heads, ffn 128, vocab 128 (plus the overrides named in `benchmarks/_harness/sweep.py`), random",
             "weights, float32, measured as the reference rows are (section 1). **Flags** name what the fix made",
@@ -414,7 +414,8 @@ def sweep_section(results: Path) -> list[str]:
             f"{t.get('outputs_identical')}, messages identical in {t.get('messages_identical')}.", ""]
     flagged = [r for r in data["rows"] if r.get("flags")]
     if flagged:
-        out += ["Rows the fix made worse, with the graphs only the fixed arm made (first .. last user-code line):", ""]
+        out += ["Flagged rows, with the graphs only the fixed arm made (first .. last user-code line, and the",
+                "frames that led there inside the compiled frame):", ""]
         for r in flagged:
             extra = "; ".join(f"`{g}`" for g in r.get("graphs_only_after") or []) or "none"
             out.append(f"- **{r['row']}** ({', '.join(r['flags'])}): new graphs {extra}")
