@@ -420,8 +420,10 @@ def sweep_section(results: Path) -> list[str]:
             extra = "; ".join(f"`{g}`" for g in r.get("graphs_only_after") or []) or "none"
             out.append(f"- **{r['row']}** ({', '.join(r['flags'])}): new graphs {extra}")
         out.append("")
+    gm = data.get("graphmend") or {}
     out += [f"Made by `{COMMANDS[name]}`" + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
-            + f", graphmend at commit `{(data.get('graphmend') or {}).get('repo_commit', '?')[:10]}`.", ""]
+            + f", with the graphmend binary `{gm.get('source', '?')}` (sha256 `{(gm.get('sha256') or '?')[:12]}`, "
+            f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`.", ""]
     return out
 
 
