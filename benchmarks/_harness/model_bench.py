@@ -239,7 +239,8 @@ def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixe
     except fixer.FixerMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix=f"graphmend-{name}-") as tmp:
+    # No ':' (sweep:gpt2) in the folder: PYTHONPATH=<it>/site would split there.
+    with tempfile.TemporaryDirectory(prefix=f"graphmend-{name.replace(':', '-')}-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         result = run_model(name, sys.executable, workdir, dtype, calls, unsafe_fixes)
