@@ -21,6 +21,11 @@
         (scripts/setup_latest.sh). --rows keeps the named rows (row "bart/float16"
         or model "bart"); --list prints the rows and runs nothing. A failing row
         is recorded in its entry and the suite goes on.
+    graph_breaks.py --suite sweep [--rows gpt2,t5,...] --json OUT.json
+        The same for every architecture of _harness/sweep.py (over 60 transformers
+        classes, each from its AutoConfig shrunk to a small size, random weights,
+        float32); rows made worse by the fix (breaks up, outputs or messages
+        differ) are flagged in the JSON ("flags", totals "flagged") and the summary.
 
 The graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend).
 Run with the project's venv (.venv/bin/python). Exit: 0 ok, 1 a check failed or
@@ -39,10 +44,11 @@ def parse_args(argv):
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", help=f"one of: {', '.join(sorted(MODELS))}")
+    what.add_argument("--model", help=f"one of: {', '.join(sorted(MODELS))}; or sweep:ARCH, a row of --suite sweep")
     what.add_argument("--case", metavar="PATH", help="a single-file model following tests/cases")
     what.add_argument("--suite", choices=sorted(SUITES),
-                      help="every row of a suite (reference: ../shared/REFERENCE.md section 2)")
+                      help="every row of a suite (reference: ../shared/REFERENCE.md section 2; "
+                           "sweep: many architectures from small configs)")
     p.add_argument("--env", choices=sorted(ENVS),
                    help="--suite only: the arms' environment: pins (.venv, default) or latest (.venv-latest)")
     p.add_argument("--rows", metavar="NAME,...",
@@ -77,6 +83,16 @@ def parse_args(argv):
     return args
 
 
+def _list_line(row):
+    """--list: the reference row and its figures, or (no reference) the model's description."""
+    if row.reference is None:
+        from _harness.models import get_spec
+
+        return get_spec(row.model).description
+    before, after = row.reference_figures()
+    return f"{row.reference.label} (reference {before} -> {after})"
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.suite:
@@ -90,9 +106,7 @@ def main(argv=None):
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
             for row in rows:
-                before, after = row.reference_figures()
-                print(f"{row.name:26} {row.reference.label} (reference {before} -> {after})"
-                      + ("" if row.in_totals else " [not in totals]"))
+                print(f"{row.name:26} {_list_line(row)}" + ("" if row.in_totals else " [not in totals]"))
             return 0
         return suite.main_suite(args.suite, args.env or "pins", args.json, args.keep, only)
     if args.model:

@@ -6,6 +6,7 @@
     counter.graphs                             # FX graphs handed to the backend
     counter.dynamo_breaks()                    # sum of counters["graph_break"]
     counter.break_reasons()                    # {reason: count}
+    counter.graph_sites                        # per graph: {"ops", "first", "last"} (user-code file:line)
 
 DynamoLog (below) collects where each break happened and why each recompile did.
 """
@@ -22,19 +23,35 @@ from torch._dynamo.utils import counters
 class GraphCounter:
     """A counting backend: each FX graph Dynamo produces is counted and run as traced."""
 
-    def __init__(self):
+    def __init__(self, paths=None):
         self.graphs = 0
+        self.graph_sites = []
+        self.paths = paths or (lambda p: p)
 
     def backend(self, gm, example_inputs):
-        """torch.compile backend: count the graph, run its forward unchanged."""
+        """torch.compile backend: count the graph, note where its code comes from, run its
+        forward unchanged."""
         self.graphs += 1
+        self.graph_sites.append(self._origin(gm))
         return gm.forward
+
+    def _origin(self, gm):
+        """{"ops": operations in the graph, "first"/"last": the innermost user-code file:line of
+        its first and last operation (None when Dynamo recorded no stack trace), "callers": the
+        two frames around "first", outermost first (who called the code the graph starts in)}."""
+        ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+        stacks = [[f"{self.paths(f)}:{line}" for f, line in _FRAME.findall(n.meta.get("stack_trace") or "")]
+                  for n in ops[:1] + ops[-1:]]
+        first, last = (stacks[0], stacks[-1]) if stacks else ([], [])
+        return {"ops": len(ops), "first": (first or [None])[-1], "last": (last or [None])[-1],
+                "callers": first[-3:-1]}
 
     def compile(self, model):
         """Reset Dynamo and its counters, then compile with this backend, dynamic=False."""
         torch._dynamo.reset()
         counters.clear()
         self.graphs = 0
+        self.graph_sites = []
         return torch.compile(model, backend=self.backend, dynamic=False)
 
     @staticmethod

@@ -14,10 +14,12 @@ message recording.
 
 Writes RESULT.json: versions, transformers.__file__, dtype, calls; the model's class,
 module, config class and config (difference to the defaults); the first
-call's graph count, breaks, Dynamo's break counter and reasons; graphs after all
+call's graph count, breaks, Dynamo's break counter and reasons, where each of its graphs
+comes from (`graph_sites`: ops, first and last user-code file:line); graphs after all
 calls and `recompiles` (graphs made by calls 2..N); `break_sites` (file:line and
 reason of every break Dynamo logged, all calls) and `recompile_reasons`; the
-recorded messages, the output digest, any exception (with the call index).
+recorded messages, the output digest, any exception (with the call index; file names
+mapped, object addresses dropped).
 OUT.pt holds the flattened outputs [(path, leaf)] of every call for the parent
 to compare: call 1 under "out", call i > 1 under "out@call<i>".
 """
@@ -72,9 +74,9 @@ def main(argv):
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter
-    from _harness.models import MODELS
+    from _harness.models import get_spec
 
-    spec = MODELS[args.model]
+    spec = get_spec(args.model)
     package = __import__(spec.package)
     package_file = os.path.realpath(package.__file__)
     if not package_file.startswith(package_root + os.sep):
@@ -94,7 +96,7 @@ def main(argv):
     inputs = spec.inputs(dtype)
     built = _describe_model(model)
 
-    counter = GraphCounter()
+    counter = GraphCounter(paths)
     compiled = counter.compile(model)
     dynamo_log = DynamoLog(paths)
     exception = None
@@ -106,7 +108,7 @@ def main(argv):
             try:
                 out = compiled(**inputs)
             except Exception as exc:  # recorded, compared by the parent
-                exception = {"type": type(exc).__name__, "message": str(exc), "call": call}
+                exception = {"type": type(exc).__name__, "message": _portable(str(exc), dynamo_log), "call": call}
                 out = None
             leaves += tensors.flatten(out, "out" if call == 1 else f"out@call{call}")
             if call == 1:
@@ -126,6 +128,7 @@ def main(argv):
         "breaks": graphs - 1,
         "dynamo_breaks": dynamo_breaks,
         "break_reasons": break_reasons,
+        "graph_sites": counter.graph_sites[:graphs],
         "graphs_first_call": graphs,
         "graphs_all_calls": counter.graphs,
         "recompiles": counter.graphs - graphs,
@@ -140,6 +143,14 @@ def main(argv):
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0
+
+
+def _portable(text, dynamo_log):
+    """An exception's text with file names mapped (as in break sites) and object addresses
+    dropped, so that the same exception reads the same in both arms."""
+    import re
+
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", dynamo_log._map_files(text))
 
 
 def _fixed_stream_class(cls, stream):

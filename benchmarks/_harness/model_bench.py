@@ -1,18 +1,20 @@
 """Parent side of `graph_breaks.py --model NAME`: graph breaks before/after graphmend.
 
-run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False) -> result dict (the JSON
+run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None) -> result dict (the JSON
 written by --json); both arms convert the model to `dtype` and call it `calls` times:
   1. arm "before": a fresh process on the installed package; saves its state_dict
      (after the dtype conversion);
   2. copy the installed package folder (without __pycache__) into workdir/site,
-     run `graphmend fix workdir/site/<package>` on the copy in place;
+     run `graphmend fix workdir/site/<package>` on the copy in place (fix_package; a caller
+     measuring many models may pass `fixed`, a copy it fixed once, instead);
   3. arm "after": a fresh process with PYTHONPATH=workdir/site, loading the
      first arm's state_dict strictly;
   4. compare outputs of every call (bit-equal) and messages (all four streams, in order).
 Per arm (suffix _before / _after): graphs, breaks, dynamo_breaks and break_reasons
 of the first call; graphs_first_call, recompiles (graphs made by calls 2..N);
 break_sites ([{site "file:line", reason, kind (the cause, dynamo.classify), action, gb,
-context, call}]) and recompile_reasons. model_class, model_module, config_class and config
+context, call}]) and recompile_reasons; graph_sites (per graph of the first call: ops, first
+and last user-code file:line). model_class, model_module, config_class and config
 (difference to the class defaults) describe the model the first arm built.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sys
 from pathlib import Path
 
 from . import fixer
-from .models import MODELS
+from .models import get_spec
 
 ARM = Path(__file__).with_name("model_arm.py")
 
@@ -81,13 +83,30 @@ def compare_messages(before, after):
     return {"identical": all(per_stream.values()) and in_order, "in_order": in_order, **per_stream}
 
 
-def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False):
-    """Measure model `name` in `dtype` over `calls` calls; returns the result dict (module docstring)."""
+def fix_package(installed, site, unsafe_fixes=False):
+    """Copy package folder `installed` to site/<its name> and fix the copy in place with graphmend.
+
+    Returns (the copy's folder, fixer.FixResult). `site` is emptied first.
+    """
+    site = Path(site)
+    copy = site / Path(installed).name
+    if site.exists():  # a kept work folder from an earlier run
+        shutil.rmtree(site)
+    _copy_package(installed, copy)
+    return copy, fixer.run_fix([copy] + (["--unsafe-fixes"] if unsafe_fixes else []))
+
+
+def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None):
+    """Measure model `name` in `dtype` over `calls` calls; returns the result dict (module docstring).
+
+    fixed: (copy, FixResult) of fix_package for this model's package and `unsafe_fixes`, to reuse;
+    None fixes a fresh copy under workdir/site.
+    """
     import torch  # parent-side comparison only
 
     from . import tensors
 
-    spec = MODELS[name]
+    spec = get_spec(name)
     workdir = Path(workdir)
     result = {"model": name, "description": spec.description, "dtype": dtype, "calls": calls,
               "unsafe_fixes": unsafe_fixes, "ok": False}
@@ -101,12 +120,8 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
         result["error"] = "arm 'before' failed"
         return result
 
-    site = workdir / "site"
-    copy = site / spec.package
-    if site.exists():  # a kept work folder from an earlier run
-        shutil.rmtree(site)
-    _copy_package(installed, copy)
-    fix = fixer.run_fix([copy] + (["--unsafe-fixes"] if unsafe_fixes else []))
+    copy, fix = fixed or fix_package(installed, workdir / "site", unsafe_fixes)
+    site = copy.parent
     result["graphmend"] = fix.to_json()
     result["graphmend_summary"] = fix.stderr
 
@@ -157,6 +172,8 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
         "recompiles_after": after["recompiles"],
         "break_sites_before": before["break_sites"],
         "break_sites_after": after["break_sites"],
+        "graph_sites_before": before["graph_sites"],
+        "graph_sites_after": after["graph_sites"],
         "recompile_reasons_before": before["recompile_reasons"],
         "recompile_reasons_after": after["recompile_reasons"],
         "package_file_before": before["package_file"],
@@ -209,15 +226,21 @@ def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixe
     """Entry for --model: run, write JSON, print the summary; returns the exit code."""
     import tempfile
 
-    if name not in MODELS:
-        print(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}", file=sys.stderr)
+    try:
+        get_spec(name)
+    except KeyError:
+        from .models import MODELS
+
+        print(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}, or sweep:ARCH "
+              "(graph_breaks.py --suite sweep --list)", file=sys.stderr)
         return 2
     try:
         fixer.fixer_command()
     except fixer.FixerMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix=f"graphmend-{name}-") as tmp:
+    # No ':' (sweep:gpt2) in the folder: PYTHONPATH=<it>/site would split there.
+    with tempfile.TemporaryDirectory(prefix=f"graphmend-{name.replace(':', '-')}-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         result = run_model(name, sys.executable, workdir, dtype, calls, unsafe_fixes)

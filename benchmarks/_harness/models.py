@@ -9,6 +9,7 @@ Each entry is a ModelSpec:
                       (a torch.dtype, the model's), integer ids stay int64.
 Builders import transformers lazily: the arm installs its message capture first.
 To add a model, write the two functions and add an entry to MODELS.
+get_spec(name) also knows the sweep's architectures ("sweep:gpt2", see sweep.py).
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ class ModelSpec:
     inputs: Callable[[object], dict]
     package: str = "transformers"
     description: str = ""
+    config_overrides: dict | None = None  # sweep only: the architecture's own config overrides
 
 
 def _build_t5():
@@ -272,3 +274,14 @@ MODELS = {spec.name: spec for spec in (
                           f"2 heads, window 4, hidden 64, input_features (1, 4, {CLAP_FRAMES}, {CLAP_MEL_BINS}), "
                           "is_longer [[True]]; projection 64"),
 )}
+
+
+def get_spec(name):
+    """The ModelSpec of a MODELS entry or of a sweep architecture ("sweep:gpt2"); KeyError if unknown."""
+    if name in MODELS:
+        return MODELS[name]
+    from . import sweep
+
+    if name.startswith(sweep.PREFIX) and name[len(sweep.PREFIX):] in sweep.ARCHS:
+        return sweep.spec(name[len(sweep.PREFIX):])
+    raise KeyError(name)

@@ -1,11 +1,16 @@
-"""`graph_breaks.py --suite reference`: the rows of ../shared/REFERENCE.md §2, measured here.
+"""`graph_breaks.py --suite reference|sweep`: many models measured the --model way, with totals.
 
-Each suite row is one harness model (models.MODELS) in one dtype, measured by
+Each suite row is one harness model (models.get_spec) in one dtype, measured by
 model_bench.run_model (two fresh processes, the installed transformers against a
-copy fixed by graphmend, same weights), next to the reference's figures for the
-row it stands for. The reference ran one small config per transformers class
+copy fixed by graphmend, same weights). The package is copied and fixed once per
+suite run (and per --unsafe-fixes setting); every row's fixed arm runs on that copy.
+
+"reference": the rows of ../shared/REFERENCE.md §2, next to the reference's figures
+for the row each stands for. The reference ran one small config per transformers class
 family and reported it once per checkpoint it names (21 rows, 89 -> 19 breaks);
 `checkpoints` keeps that weight so the totals can be compared both ways.
+"sweep": one row per architecture of sweep.ARCHS (model "sweep:<model_type>", row
+"<model_type>/float32"), built by the generic small-config builder; no reference figures.
 
     rows = select_rows("reference", ["bart"])        # SuiteRow list (by row or model name)
     result = run_suite(rows, "latest", "OUT.json")   # runs, writes OUT.json after every row
@@ -23,18 +28,23 @@ Result JSON (written after every row, complete when "finished" is set):
   graphmend: source (the binary or GRAPHMEND_BIN), sha256 and modified of the copy every row
       ran, repo_commit (git HEAD when the suite ran; the binary may be built from another tree);
   reference_total: the reference's own total line {rows 21, before 89, after 19, removed_percent};
-  rows: one dict per row (row_result): row, model, dtype, description, model_class,
-      config_class, config, reference_row, reference_checkpoints, reference_before/after,
+  rows: one dict per row (row_result): row, model, architecture (sweep: the model_type), dtype,
+      description, model_class, config_class, config, config_overrides (sweep: the architecture's
+      own overrides; config is the whole difference to the class defaults), reference_row, reference_checkpoints, reference_before/after,
       in_totals, note, torch, transformers, seconds, ok, error; when measured also
       graphs/breaks/dynamo_breaks _before/_after, outputs_identical, output_sha256_before/after,
       output_tensors, messages_identical, messages_comparison, exception_before/after,
       kinds_before/after ({kind: log records}), sites_before and breaks_left ([{site, kind,
-      reason, gb, action, context, call, count}]), graphmend {returncode, seconds, last_line,
+      reason, gb, action, context, call, count}]), graph_sites_before/after (per graph: ops,
+      first and last user-code file:line), graphs_only_before/after (["first .. last (via
+      callers)"] of the graphs one arm made and the other did not: where an added graph comes from), graphmend {returncode, seconds, last_line,
       break_files_report, model_folder, model_folder_sites, model_folder_report}; and
       messages_before/after, output_differences, arm_before/after, traceback when something
-      differed or failed;
-  totals: float32, float32_weighted_by_checkpoints, float16, all_rows (see totals()),
-      rows_ok, rows_failed.
+      differed or failed; flags: what makes the row worse after the fix ("breaks up",
+      "Dynamo breaks up", "outputs differ", "messages differ") or leaves it unmeasured ("raised":
+      a compiled forward raised; "failed": an arm failed); see row_flags;
+  totals: float32, float32_weighted_by_checkpoints (reference only), float16, all_rows (see
+      totals()), rows_ok, rows_failed, flagged ({row: flags} of the rows with any flag).
 """
 from __future__ import annotations
 
@@ -53,8 +63,8 @@ import time
 import traceback
 from pathlib import Path
 
-from . import fixer
-from .models import MODELS
+from . import fixer, sweep
+from .models import get_spec
 
 REPO = Path(__file__).resolve().parents[2]
 ENVS = {
@@ -77,21 +87,29 @@ class ReferenceRow:
 
 @dataclasses.dataclass(frozen=True)
 class SuiteRow:
-    """One measurement: harness model `model` in `dtype`, standing for reference row `reference`."""
+    """One measurement: harness model `model` in `dtype`, standing for reference row `reference`
+    (None: a row with no reference figure, as in the sweep)."""
     model: str
     dtype: str
-    reference: ReferenceRow
+    reference: ReferenceRow | None = None
     in_totals: bool = True  # False: an extra variant, measured but not added to the totals
     note: str = ""
     unsafe_fixes: bool = False  # fix with `graphmend fix --unsafe-fixes`
     calls: int = 1  # forwards on the same inputs; graphs made by calls 2..N are recompiles
 
     @property
+    def architecture(self):
+        """The model's name without the sweep prefix (sweep:gpt2 -> gpt2)."""
+        return self.model.removeprefix(sweep.PREFIX)
+
+    @property
     def name(self):
-        return f"{self.model}/{self.dtype}" + ("/unsafe-fixes" if self.unsafe_fixes else "")
+        return f"{self.architecture}/{self.dtype}" + ("/unsafe-fixes" if self.unsafe_fixes else "")
 
     def reference_figures(self):
         """(before, after) the reference reported for this row's dtype (None: not reported)."""
+        if self.reference is None:
+            return None, None
         if self.dtype == "float16":
             if self.reference.before_fp16 is None:
                 return None, None
@@ -144,6 +162,7 @@ SUITES = {
                  note="window 4: no padding; an extra variant, not in the totals"),
         SuiteRow("clap", "float32", CLAP),
     ),
+    "sweep": tuple(SuiteRow(sweep.PREFIX + a.model_type, "float32", note=a.note) for a in sweep.ARCHS.values()),
 }
 
 
@@ -156,11 +175,14 @@ def select_rows(suite, only=None):
     if not only:
         return rows
     wanted = [w.strip() for w in only if w.strip()]
-    unknown = [w for w in wanted if not any(w in (r.name, r.model) for r in rows)]
+    def names(row):
+        return (row.name, row.model, row.architecture)
+
+    unknown = [w for w in wanted if not any(w in names(r) for r in rows)]
     if unknown:
         raise ValueError(f"no row named {', '.join(unknown)} in suite {suite!r}; "
                          f"rows: {', '.join(r.name for r in rows)}")
-    return [r for r in rows if r.name in wanted or r.model in wanted]
+    return [r for r in rows if any(n in wanted for n in names(r))]
 
 
 def env_python(env):
@@ -300,17 +322,22 @@ def graphmend_digest(result, site_root):
 def row_result(row, result, seconds, site_root):
     """The suite's record of one row from model_bench.run_model's result."""
     ref_before, ref_after = row.reference_figures()
-    spec = MODELS.get(row.model)
+    try:
+        spec = get_spec(row.model)
+    except KeyError:
+        spec = None
     out = {
         "row": row.name,
         "model": row.model,
+        "architecture": row.architecture,
         "dtype": row.dtype,
         "description": spec.description if spec else "",
         "model_class": result.get("model_class"),
         "config_class": result.get("config_class"),
         "config": result.get("config"),
-        "reference_row": row.reference.label,
-        "reference_checkpoints": list(row.reference.checkpoints),
+        "config_overrides": spec.config_overrides if spec else None,
+        "reference_row": row.reference.label if row.reference else None,
+        "reference_checkpoints": list(row.reference.checkpoints) if row.reference else [],
         "reference_before": ref_before,
         "reference_after": ref_after,
         "in_totals": row.in_totals,
@@ -345,7 +372,11 @@ def row_result(row, result, seconds, site_root):
             "breaks_left": _group_sites(result["break_sites_after"]),
             "recompiles_before": result.get("recompiles_before"),
             "recompiles_after": result.get("recompiles_after"),
+            "graph_sites_before": result.get("graph_sites_before"),
+            "graph_sites_after": result.get("graph_sites_after"),
         })
+        out["graphs_only_before"], out["graphs_only_after"] = _graph_difference(
+            result.get("graph_sites_before") or [], result.get("graph_sites_after") or [])
         if not result["messages_identical"]:
             out["messages_before"] = result["messages_before"]
             out["messages_after"] = result["messages_after"]
@@ -357,16 +388,59 @@ def row_result(row, result, seconds, site_root):
         info = result.get(key)
         if info and info.get("returncode") != 0:  # a failed arm: keep what it printed
             out[key] = info
+    out["flags"] = row_flags(out)
     return out
+
+
+def _graph_difference(before, after):
+    """The graphs (by first and last user-code site) found in one arm and not the other, as
+    ["first .. last", ...] each, with " (via CALLER > CALLER)" when the graph's origin names its
+    callers; a graph that appears twice in one arm and once in the other is listed once."""
+    def key(g):
+        return f"{g.get('first')} .. {g.get('last')}"
+
+    def shown(g):
+        return key(g) + (f" (via {' > '.join(g['callers'])})" if g.get("callers") else "")
+
+    only_before, only_after = list(before), []
+    for g in after:
+        match = next((b for b in only_before if key(b) == key(g)), None)
+        if match is None:
+            only_after.append(shown(g))
+        else:
+            only_before.remove(match)
+    return [shown(g) for g in only_before], only_after
+
+
+def row_flags(r):
+    """What makes a row worse after the fix: breaks (either counter) up, outputs or messages that
+    differ; or no measurement: a compiled forward raised in either arm ("raised"), no result at
+    all ("failed"). An empty list for a row the fix did not harm."""
+    if "breaks_before" not in r:
+        return ["failed"]
+    flags = []
+    if r["breaks_after"] > r["breaks_before"]:
+        flags.append("breaks up")
+    if r["dynamo_breaks_after"] > r["dynamo_breaks_before"]:
+        flags.append("Dynamo breaks up")
+    if not r["outputs_identical"]:
+        flags.append("outputs differ")
+    if not r["messages_identical"]:
+        flags.append("messages differ")
+    if r.get("exception_before") or r.get("exception_after"):
+        flags.append("raised")  # a compiled forward that raised measures nothing
+    return flags
 
 
 def totals(rows):
     """Sums over the measured rows: float32 rows in the totals, the same weighted by the
     reference's checkpoints (comparable with its 21-row total), float16 rows, and every row."""
     def block(selected, weight=lambda r: 1):
-        measured = [r for r in selected if "breaks_before" in r]
+        # A row whose compiled forward raised (in either arm) counted no breaks: not measured.
+        measured = [r for r in selected if "breaks_before" in r
+                    and not r.get("exception_before") and not r.get("exception_after")]
         t = {"rows": len(selected), "rows_measured": len(measured),
-             "rows_missing": [r["row"] for r in selected if "breaks_before" not in r]}
+             "rows_missing": [r["row"] for r in selected if r not in measured]}
         for key in ("breaks_before", "breaks_after", "dynamo_breaks_before", "dynamo_breaks_after"):
             t[key] = sum(weight(r) * r[key] for r in measured)
         with_reference = [r for r in measured if r["reference_before"] is not None]
@@ -382,32 +456,38 @@ def totals(rows):
         return t
 
     fp32 = [r for r in rows if r["dtype"] == "float32" and r["in_totals"]]
-    weighted = block(fp32, weight=lambda r: len(r["reference_checkpoints"]))
-    weighted["checkpoints"] = sum(len(r["reference_checkpoints"]) for r in fp32)
-    return {
-        "float32": block(fp32),
-        "float32_weighted_by_checkpoints": weighted,
+    out = {"float32": block(fp32)}
+    if any(r["reference_checkpoints"] for r in fp32):
+        weighted = block(fp32, weight=lambda r: len(r["reference_checkpoints"]))
+        weighted["checkpoints"] = sum(len(r["reference_checkpoints"]) for r in fp32)
+        out["float32_weighted_by_checkpoints"] = weighted
+    out.update({
         "float16": block([r for r in rows if r["dtype"] == "float16"]),
         "all_rows": block(rows),
         "rows_ok": sum(1 for r in rows if r["ok"]),
         "rows_failed": [r["row"] for r in rows if not r["ok"]],
-    }
+        "flagged": {r["row"]: r["flags"] for r in rows if r.get("flags")},
+    })
+    return out
 
 
-def run_suite(rows, env, json_path=None, keep=None, log=print):
-    """Measure `rows` with environment `env`; writes json_path after every row; returns the result."""
-    from .model_bench import run_model
+def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"):
+    """Measure `rows` of `suite` with environment `env`; writes json_path after every row; returns
+    the result."""
+    from .model_bench import fix_package, installed_package_dir, run_model
 
     python = env_python(env)
     started = time.time()
     result = {
-        "suite": "reference",
+        "suite": suite,
         "env": env,
         "environment": environment(env, python),
-        "reference_total": REFERENCE_TOTAL,
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "rows": [],
     }
+    if suite == "reference":
+        result["reference_total"] = REFERENCE_TOTAL
+    fixed = {}  # (package, unsafe_fixes) -> fix_package's (copy, FixResult), made for the first row
     with tempfile.TemporaryDirectory(prefix="graphmend-suite-") as tmp:
         result["graphmend"], bin_value = freeze_graphmend(tmp)
         saved_bin = os.environ.get("GRAPHMEND_BIN")
@@ -420,13 +500,21 @@ def run_suite(rows, env, json_path=None, keep=None, log=print):
                     shutil.rmtree(workdir)
                 workdir.mkdir(parents=True)
                 start = time.monotonic()
+                site = None
                 try:
+                    key = (get_spec(row.model).package, row.unsafe_fixes)
+                    if key not in fixed:
+                        log(f"    fixing a copy of {key[0]}" + (" with --unsafe-fixes" if key[1] else "") + " ...")
+                        fixed[key] = fix_package(installed_package_dir(str(python), key[0]),
+                                                 (Path(keep) if keep else Path(tmp)) / f"site-{len(fixed)}",
+                                                 unsafe_fixes=key[1])
+                    site = fixed[key][0].parent
                     measured = run_model(row.model, str(python), workdir, row.dtype, row.calls,
-                                         unsafe_fixes=row.unsafe_fixes)
+                                         unsafe_fixes=row.unsafe_fixes, fixed=fixed[key])
                 except Exception as exc:  # one row must not stop the suite
                     measured = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                                 "traceback": traceback.format_exc()[-4000:]}
-                record = row_result(row, measured, time.monotonic() - start, workdir / "site")
+                record = row_result(row, measured, time.monotonic() - start, site or workdir / "site")
                 if "traceback" in measured:
                     record["traceback"] = measured["traceback"]
                 result["rows"].append(record)
@@ -455,16 +543,22 @@ def _finish(result, started, json_path):
 
 
 def row_line(r):
-    """One line for a row: breaks before -> after (Dynamo's counter), checks, reference."""
-    ref = (f"reference {r['reference_before']} -> {r['reference_after']}"
-           if r["reference_before"] is not None else "no reference figure")
+    """One line for a row: breaks before -> after (Dynamo's counter), checks, reference, flags."""
+    if r.get("reference_row") is None:
+        ref = ""
+    elif r["reference_before"] is not None:
+        ref = f"; reference {r['reference_before']} -> {r['reference_after']}"
+    else:
+        ref = "; no reference figure"
     if "breaks_before" not in r:
-        return f"{r['row']}: FAILED ({r.get('error')}); {ref}"
+        return f"{r['row']}: FAILED ({r.get('error')}){ref}"
     left = ", ".join(f"{n}x {k}" for k, n in r["kinds_after"].items()) or "none"
+    flags = [f for f in r.get("flags", ()) if f != "messages differ"]  # said just before
     return (f"{r['row']}: breaks {r['breaks_before']} -> {r['breaks_after']} "
-            f"(Dynamo {r['dynamo_breaks_before']} -> {r['dynamo_breaks_after']}); {ref}; "
+            f"(Dynamo {r['dynamo_breaks_before']} -> {r['dynamo_breaks_after']}){ref}; "
             f"outputs {'identical' if r['outputs_identical'] else 'DIFFER'}, "
-            f"messages {'identical' if r['messages_identical'] else 'DIFFER'}; left: {left}")
+            f"messages {'identical' if r['messages_identical'] else 'DIFFER'}; left: {left}"
+            + (f"  <-- WORSE: {', '.join(flags)}" if flags else ""))
 
 
 def summary_lines(result):
@@ -474,14 +568,20 @@ def summary_lines(result):
              f"transformers {env.get('transformers')}, python {env.get('python')}"]
     lines += ["  " + row_line(r) for r in result["rows"]]
     for key in ("float32", "float32_weighted_by_checkpoints", "float16"):
-        t = result["totals"][key]
+        t = result["totals"].get(key)
+        if not t or not t["rows"]:
+            continue
         lines.append(f"  total {key}: breaks {t['breaks_before']} -> {t['breaks_after']} "
                      f"(Dynamo {t['dynamo_breaks_before']} -> {t['dynamo_breaks_after']}), "
-                     f"reference {t['reference_before']} -> {t['reference_after']}, "
-                     f"{t['rows_measured']}/{t['rows']} rows measured")
+                     + (f"reference {t['reference_before']} -> {t['reference_after']}, "
+                        if t["rows_with_reference"] else "")
+                     + f"{t['rows_measured']}/{t['rows']} rows measured, "
+                     f"outputs identical {t['outputs_identical']}, messages identical {t['messages_identical']}")
     failed = result["totals"]["rows_failed"]
     lines.append(f"  rows ok: {result['totals']['rows_ok']}/{len(result['rows'])}"
                  + (f"; not ok: {', '.join(failed)}" if failed else ""))
+    for name, flags in result["totals"].get("flagged", {}).items():
+        lines.append(f"  WORSE after the fix: {name}: {', '.join(flags)}")
     return lines
 
 
@@ -494,7 +594,7 @@ def main_suite(suite, env, json_path, keep=None, only=None):
     except (ValueError, FileNotFoundError, fixer.FixerMissing) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = run_suite(rows, env, json_path, keep, log=lambda line: print(line, flush=True))
+    result = run_suite(rows, env, json_path, keep, log=lambda line: print(line, flush=True), suite=suite)
     for line in summary_lines(result):
         print(line)
     return 0 if result["totals"]["rows_ok"] == len(result["rows"]) else 1

@@ -35,3 +35,21 @@ def test_reference_rows_totals_and_missing_sections(tmp_path):
     assert "`reference-latest.json` is missing" in page and "--env latest" in page
     assert "`latency-cpu.json` is missing" in page and "`tool-speed.json` is missing" in page
     assert (tmp_path / "reference-breaks.png").stat().st_size > 0
+
+
+def test_sweep_section_flags_the_rows_made_worse(tmp_path):
+    worse = {**_row("switch_transformers/float32", 15, 16), "architecture": "switch_transformers",
+             "model_class": "SwitchTransformersForConditionalGeneration", "flags": ["breaks up"],
+             "graphs_only_after": ["m.py:306 .. m.py:308"],
+             "breaks_left": [{"kind": "nonzero", "site": "m.py:306", "count": 6}]}
+    data = {"environment": {"torch": "2.12.1", "transformers": "4.52.4", "python": "3.11.7"},
+            "rows": [worse, {"row": "bert/float32", "architecture": "bert", "error": "arm 'after' failed",
+                             "flags": ["failed"]}],
+            "totals": {"float32": {"rows": 2, "rows_measured": 1, "breaks_before": 15, "breaks_after": 16}}}
+    (tmp_path / "sweep-pins.json").write_text(json.dumps(data))
+    page = report.render(tmp_path)
+    assert ("| switch_transformers | SwitchTransformersForConditionalGeneration | 15 → 16 | 15 → 16 | yes | yes | "
+            "**breaks up** | nonzero at `m.py:306` ×6 |") in page
+    assert "| bert |  | not measured: arm 'after' failed | | | | **failed** | |" in page
+    assert "- **switch_transformers/float32** (breaks up): new graphs `m.py:306 .. m.py:308`" in page
+    assert "`sweep-pins.json` is missing" not in page

@@ -1,0 +1,105 @@
+"""`graph_breaks.py --suite sweep`: the small-config builder, the rows, flags and totals.
+
+Cheap: configs only, no model is compiled and graphmend does not run (the sweep itself
+takes about an hour on 2 cores; README "Measuring").
+"""
+import subprocess
+import sys
+
+from conftest import HARNESS
+
+from _harness import suite, sweep
+from _harness.models import FFN, HEADS, HIDDEN, LAYERS, VOCAB, get_spec
+
+
+def test_generic_shrinking_uses_the_config_class_own_field_names():
+    gpt2 = sweep.config_kwargs("gpt2")
+    assert {k: gpt2[k] for k in ("n_embd", "n_layer", "n_head", "vocab_size", "n_positions")} == {
+        "n_embd": HIDDEN, "n_layer": LAYERS, "n_head": HEADS, "vocab_size": VOCAB, "n_positions": 64}
+    assert "hidden_size" not in gpt2  # an attribute_map alias, not an argument of GPT2Config
+    assert "n_inner" not in gpt2  # default None: left alone
+    # GPT-2's bos/eos (50256) move into the small vocabulary.
+    assert (gpt2["bos_token_id"], gpt2["eos_token_id"]) == (1, 2)
+    llama = sweep.build_config("llama")
+    assert (llama.hidden_size, llama.num_hidden_layers, llama.num_attention_heads,
+            llama.num_key_value_heads, llama.intermediate_size, llama.head_dim) == (
+        HIDDEN, LAYERS, HEADS, HEADS, FFN, HIDDEN // HEADS)
+
+
+def test_architecture_overrides_win_and_moe_and_encoder_decoder_fields_shrink():
+    switch = sweep.build_config("switch_transformers")
+    assert (switch.num_experts, switch.num_layers, switch.num_decoder_layers) == (sweep.EXPERTS, LAYERS, LAYERS)
+    assert switch.encoder_sparse_step == switch.decoder_sparse_step == 1  # every layer sparse
+    neo = sweep.build_config("gpt_neo")
+    assert neo.attention_layers == ["global", "local"] and neo.num_layers == LAYERS
+    marian = sweep.build_config("marian")
+    assert max(marian.pad_token_id, marian.decoder_start_token_id) < VOCAB == marian.decoder_vocab_size
+    codegen = sweep.config_kwargs("codegen")
+    assert (codegen["n_head"], codegen["rotary_dim"]) == (4, 8)  # the override, not HEADS
+    assert get_spec("sweep:switch_transformers").config_overrides == {
+        "num_sparse_encoder_layers": LAYERS, "num_sparse_decoder_layers": LAYERS}
+
+
+def test_every_architecture_has_a_known_task_and_sweep_rows_are_named_by_model_type():
+    assert all(a.task in sweep.TASKS for a in sweep.ARCHS.values())
+    rows = suite.select_rows("sweep")
+    assert len(rows) >= 40 and all(r.reference is None and r.dtype == "float32" for r in rows)
+    assert [r.name for r in suite.select_rows("sweep", ["t5", "sweep:gpt2"])] == ["gpt2/float32", "t5/float32"]
+    assert "switch_transformers/float32" in {r.name for r in rows}
+
+
+def test_sweep_row_flags_and_totals():
+    rows = {r.name: r for r in suite.select_rows("sweep", ["gpt2", "switch_transformers", "bert"])}
+    measured = {"ok": True, "graphs_before": 23, "graphs_after": 24, "breaks_before": 22, "breaks_after": 23,
+                "dynamo_breaks_before": 22, "dynamo_breaks_after": 23, "outputs_identical": True,
+                "output_sha256_before": "x", "output_sha256_after": "x", "output_tensors": 1,
+                "messages_identical": True, "messages_comparison": {"identical": True},
+                "exception_before": None, "exception_after": None, "output_differences": [],
+                "break_sites_before": [], "break_sites_after": [{"site": "m.py:7", "kind": ".item()",
+                                                                  "reason": "r", "call": 1}]}
+    worse = suite.row_result(rows["switch_transformers/float32"], measured, 1.0, "/nowhere")
+    same = suite.row_result(rows["gpt2/float32"], {**measured, "breaks_after": 22, "dynamo_breaks_after": 22},
+                            1.0, "/nowhere")
+    failed = suite.row_result(rows["bert/float32"], {"ok": False, "error": "arm 'after' failed"}, 1.0, "/nowhere")
+    raised = suite.row_result(rows["gpt2/float32"], {**measured, "exception_before": {"type": "E"}}, 1.0, "/x")
+    assert worse["flags"] == ["breaks up", "Dynamo breaks up"] and same["flags"] == []
+    assert raised["flags"] == ["breaks up", "Dynamo breaks up", "raised"]
+    assert worse["architecture"] == "switch_transformers" and worse["reference_row"] is None
+    assert "WORSE: breaks up" in suite.row_line(worse) and "reference" not in suite.row_line(same)
+    t = suite.totals([worse, same, failed])
+    assert "float32_weighted_by_checkpoints" not in t
+    assert (t["float32"]["breaks_before"], t["float32"]["breaks_after"]) == (44, 45)
+    assert suite.totals([worse, raised])["float32"]["rows_missing"] == ["gpt2/float32"]  # raised: not counted
+    assert t["flagged"] == {"switch_transformers/float32": ["breaks up", "Dynamo breaks up"],
+                            "bert/float32": ["failed"]}
+
+
+def test_list_prints_at_least_40_sweep_rows():
+    proc = subprocess.run([sys.executable, str(HARNESS), "--suite", "sweep", "--list"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) >= 40
+    assert any(line.startswith("switch_transformers/float32 ") and "AutoModelForSeq2SeqLM" in line
+               for line in lines)
+
+
+def test_graph_origin_and_the_graphs_only_one_arm_made():
+    from types import SimpleNamespace
+
+    from _harness.dynamo import GraphCounter
+
+    def node(op, *frames):
+        trace = "".join(f'  File "/site/{f}", line {n}, in fn\n    code\n' for f, n in frames)
+        return SimpleNamespace(op=op, meta={"stack_trace": trace})
+
+    gm = SimpleNamespace(graph=SimpleNamespace(nodes=[
+        node("placeholder"), node("call_function", ("m.py", 10), ("u.py", 3), ("rt.py", 1702)),
+        node("call_method", ("m.py", 10), ("rt.py", 1703)), node("output")]))
+    counter = GraphCounter(paths=lambda p: p.replace("/site/", ""))
+    assert counter._origin(gm) == {"ops": 2, "first": "rt.py:1702", "last": "rt.py:1703",
+                                   "callers": ["m.py:10", "u.py:3"]}
+    a, b, c = ({"first": f"m.py:{n}", "last": f"m.py:{n + 1}"} for n in (1, 5, 9))
+    c["callers"] = ["x.py:1", "y.py:2"]
+    assert suite._graph_difference([a, b, b], [a, b, c, c]) == (
+        ["m.py:5 .. m.py:6"], ["m.py:9 .. m.py:10 (via x.py:1 > y.py:2)"] * 2)
