@@ -196,6 +196,7 @@ private:
     // namespace is its folder. Of two files with one name, the first in path order wins.
     std::map<std::pair<std::string, std::string>, std::size_t> by_module_;
     std::set<std::pair<std::size_t, std::uint32_t>> scope_;
+    std::map<std::size_t, std::vector<syntax::Node>> scope_nodes_;  // the same functions, per file
     std::map<std::pair<std::size_t, std::string>, bool> module_classes_;  // every class of every file
 };
 

@@ -31,4 +31,19 @@ std::string indent_of(const syntax::Node& node);
 /// until it has as many as the statement, so that code below keeps its line numbers.
 std::string keeping_lines(const syntax::Node& stmt, std::string replacement);
 
+/// Calls `visit(node, def)` on every node of the file's in-scope functions, in each
+/// function's source order, with `def` the innermost function_definition around the node
+/// (lambdas count as part of it); `visit` returns false to skip a node's children. A rule
+/// walks this instead of the whole tree: no parent chain is climbed per node, and code
+/// outside the compiled scope is never visited.
+template <typename Visit>
+void for_each_in_scope(const Context& ctx, Visit&& visit) {
+    for (const syntax::Node& def : ctx.project.scope_of(ctx.file)) {
+        syntax::walk(def, [&](const syntax::Node& n) {
+            if (n.is("function_definition") && !(n == def)) return false;  // its own entry, if in scope
+            return visit(n, def);
+        });
+    }
+}
+
 }  // namespace graphmend::rules

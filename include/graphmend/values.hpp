@@ -95,6 +95,7 @@ private:
         std::string owner;  // the class the function is a method of, or ""
         std::vector<std::string> params;
         std::map<std::string, Value> env;
+        std::set<std::string> locals;  // every name the function binds
         Value ret;
     };
     struct Frame;  // an evaluation in progress

@@ -262,11 +262,10 @@ bool Project::is_module_class(std::size_t file, const std::string& class_name) c
 bool Project::in_scope(std::size_t file, std::uint32_t begin) const { return scope_.contains({file, begin}); }
 
 std::vector<Node> Project::scope_of(std::size_t file) const {
-    std::vector<Node> out;
-    syntax::walk(files_[file].tree.root(), [&](const Node& n) {
-        if (n.is("function_definition") && in_scope(file, n.begin())) out.push_back(n);
-        return true;
-    });
+    const auto it = scope_nodes_.find(file);
+    if (it == scope_nodes_.end()) return {};
+    std::vector<Node> out = it->second;
+    std::sort(out.begin(), out.end(), [](const Node& a, const Node& b) { return a.begin() < b.begin(); });
     return out;
 }
 
@@ -341,7 +340,7 @@ void Project::compute_scope() {
         const Tracing tracing = tracing_of(f, fn);
         if (tracing == Tracing::Skipped) return;
         if (!walked.insert({f, fn.begin()}).second) return;
-        if (tracing == Tracing::Traced) scope_.insert({f, fn.begin()});
+        if (tracing == Tracing::Traced && scope_.insert({f, fn.begin()}).second) scope_nodes_[f].push_back(fn);
         work.push_back({f, fn});
         // A decorator of the project runs in its place (its wrapper calls the function).
         if (const Node decorated = fn.parent(); decorated.is("decorated_definition")) {

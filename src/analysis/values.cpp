@@ -180,7 +180,7 @@ struct Values::Frame {
     std::size_t file = 0;
     const Summary* summary = nullptr;                   // null outside analysed functions
     const std::map<std::string, Value>* env = nullptr;  // the function's names
-    std::set<std::string> locals;                       // names the function binds
+    const std::set<std::string>* locals = nullptr;      // names the function binds
 };
 
 Values::Values(const Project& project) : project_(project) {
@@ -255,13 +255,14 @@ Values::Values(const Project& project) : project_(project) {
                     s.params.push_back(name && name.is("identifier") ? text(name) : std::string());
                 }
             }
+            s.locals = analysis::local_names(fn);
             summaries_.emplace(std::make_pair(f, fn.begin()), std::move(s));
         }
     }
     // Functions called from another analysed function take their parameters' values from
     // the call sites; only the others (entry points) assume tensors for bare parameters.
     for (auto& [key, s] : summaries_) {
-        Frame fr{s.file, &s, nullptr, analysis::local_names(s.fn)};
+        Frame fr{s.file, &s, nullptr, &s.locals};
         syntax::walk(s.fn.field("body"), [&](const Node& n) {
             if (n.is("function_definition") || n.is("class_definition")) return false;
             if (n.is("call")) {
@@ -284,7 +285,7 @@ Values::Values(const Project& project) : project_(project) {
         }
         // Arguments at every in-scope call site join into the callee's parameters.
         for (auto& [key, s] : summaries_) {
-            Frame fr{s.file, &s, &s.env, analysis::local_names(s.fn)};
+            Frame fr{s.file, &s, &s.env, &s.locals};
             syntax::walk(s.fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition")) return false;
                 if (!n.is("call")) return true;
@@ -360,7 +361,7 @@ void Values::seed_params(Summary& s) {
 }
 
 void Values::analyse(Summary& s) {
-    Frame fr{s.file, &s, &s.env, analysis::local_names(s.fn)};
+    Frame fr{s.file, &s, &s.env, &s.locals};
     auto bind = [&](const Node& target, const Value& v) {
         auto assign = [&](const Node& t, const Value& val) {
             if (t.is("identifier")) s.env[text(t)] = join(s.env[text(t)], val);
@@ -465,7 +466,7 @@ const Values::Summary* Values::callee_of(const Frame& f, const Node& call, Value
     const Node fn = call.field("function");
     const std::string owner = f.summary ? f.summary->owner : "";
     // A call of a module value: its class's forward.
-    if (!fn.is("identifier") || !f.locals.contains(text(fn))) {
+    if (!fn.is("identifier") || !f.locals->contains(text(fn))) {
         if (fn.is("attribute") && fn.field("object").text() == "self" && !owner.empty()) {
             const Value attr = self_attribute(f.file, owner, text(fn.field("attribute")));
             if (attr.kinds == kModule) {
@@ -489,7 +490,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
     const Node fn = call.field("function");
     const auto args = call.field("arguments").named_children();
     auto arg = [&](std::size_t i) { return i < args.size() ? eval_in(f, args[i], depth + 1) : Value(); };
-    if (fn.is("identifier") && !f.locals.contains(text(fn)) &&
+    if (fn.is("identifier") && !f.locals->contains(text(fn)) &&
         project_.files()[f.file].index.find_import(text(fn)) == nullptr &&
         !project_.files()[f.file].index.functions.contains(text(fn)) &&
         !project_.files()[f.file].index.classes.contains(text(fn))) {
@@ -615,7 +616,7 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
         if (f.env) {
             if (const auto it = f.env->find(name); it != f.env->end() && it->second.kinds) return it->second;
         }
-        if (f.locals.contains(name)) return Value::of(kUnknown);
+        if (f.locals->contains(name)) return Value::of(kUnknown);
         if (!dotted_torch(f.file, e).empty() || project_.files()[f.file].index.find_import(name)) {
             return Value::of(kOther);
         }
@@ -737,7 +738,9 @@ Value Values::eval(std::size_t file, const Node& expr) const {
     Node fn = analysis::enclosing_function(expr);
     while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
     const Summary* s = fn ? summary_of(file, fn) : nullptr;
-    Frame fr{file, s, s ? &s->env : nullptr, fn ? analysis::local_names(fn) : std::set<std::string>{}};
+    std::set<std::string> own;  // a function the analysis did not summarise
+    if (!s && fn) own = analysis::local_names(fn);
+    Frame fr{file, s, s ? &s->env : nullptr, s ? &s->locals : &own};
     return eval_in(fr, expr);
 }
 

@@ -149,10 +149,8 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
-            const Node def = function_of(n);
-            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             if (n.is("while_statement")) {
                 if (ctx.values.data_test(ctx.file, n.field("condition"))) {
                     out.push_back(refused(n, fmt::format("while {}", n.field("condition").text()), "GB0170",

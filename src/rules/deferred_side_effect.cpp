@@ -44,11 +44,8 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+        for_each_in_scope(ctx, [&](const Node& n, const Node&) {
             if (!n.is("call")) return true;
-            Node def = analysis::enclosing_function(n);
-            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
-            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             if (const auto deferred = deferred_call(ctx, n)) out.push_back(site_for(n, *deferred));
             return true;
         });

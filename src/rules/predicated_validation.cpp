@@ -101,11 +101,8 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (!n.is("if_statement") && !n.is("assert_statement")) return true;
-            Node def = analysis::enclosing_function(n);
-            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
-            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
             const auto tensors = tensor_locals(def);
             if (n.is("if_statement")) {
                 if (!is_raise_check(n)) return true;

@@ -79,20 +79,17 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        syntax::walk(ctx.source().tree.root(), [&](const Node& n) {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (n.is("boolean_operator")) {
                 if (auto site = value_operator_site(ctx, n)) out.push_back(std::move(*site));
                 return true;
             }
             if (!n.is("if_statement") && !n.is("conditional_expression")) return true;
-            Node def = analysis::enclosing_function(n);
-            while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
-            if (!def || !ctx.project.in_scope(ctx.file, def.begin())) return true;
-            const Scope scope = analysis::scope_of(def, n);
-            const auto tensors = tensor_locals(def);
             if (n.is("conditional_expression")) {
                 const auto parts = n.named_children();  // body, test, alternative
-                if (parts.size() == 3 && (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensors))) {
+                if (parts.size() == 3 &&
+                    (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensor_locals(def)))) {
+                    const Scope scope = analysis::scope_of(def, n);
                     Site site = site_for_expression(ctx, n, def, parts, scope);
                     with_scalar_reads(site, scalar_reads(ctx, def, {parts[1]}));
                     out.push_back(std::move(site));
@@ -100,7 +97,11 @@ public:
                 return true;
             }
             if (is_raise_check(n)) return true;
-            if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors)) return true;
+            if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
+                !reads_data(n.field("condition"), tensor_locals(def))) {
+                return true;
+            }
+            const Scope scope = analysis::scope_of(def, n);
             std::vector<Node> tests{n.field("condition")};
             for (const Node& alt : n.children()) {
                 if (alt.is("elif_clause")) tests.push_back(alt.field("condition"));
