@@ -24,6 +24,9 @@
 // the graph, so a check raising inside the graph would skip them.
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 #include "graphmend/check_call.hpp"
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/lazy_message.hpp"
@@ -101,9 +104,12 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
+        std::map<std::uint32_t, std::set<std::string>> tensor_names;  // per function, computed once
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (!n.is("if_statement") && !n.is("assert_statement")) return true;
-            const auto tensors = tensor_locals(def);
+            auto it = tensor_names.find(def.begin());
+            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def)).first;
+            const auto& tensors = it->second;
             if (n.is("if_statement")) {
                 if (!is_raise_check(n)) return true;
                 if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors)) return true;

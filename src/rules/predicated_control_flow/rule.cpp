@@ -79,6 +79,13 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
+        // The spelling-based tensor locals of each function, computed once per function.
+        std::map<std::uint32_t, std::set<std::string>> tensor_names;
+        auto tensors_of = [&](const Node& def) -> const std::set<std::string>& {
+            auto it = tensor_names.find(def.begin());
+            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def)).first;
+            return it->second;
+        };
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (n.is("boolean_operator")) {
                 if (auto site = value_operator_site(ctx, n)) out.push_back(std::move(*site));
@@ -88,7 +95,7 @@ public:
             if (n.is("conditional_expression")) {
                 const auto parts = n.named_children();  // body, test, alternative
                 if (parts.size() == 3 &&
-                    (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensor_locals(def)))) {
+                    (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensors_of(def)))) {
                     const Scope scope = analysis::scope_of(def, n);
                     Site site = site_for_expression(ctx, n, def, parts, scope);
                     with_scalar_reads(site, scalar_reads(ctx, def, {parts[1]}));
@@ -98,7 +105,7 @@ public:
             }
             if (is_raise_check(n)) return true;
             if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
-                !reads_data(n.field("condition"), tensor_locals(def))) {
+                !reads_data(n.field("condition"), tensors_of(def))) {
                 return true;
             }
             const Scope scope = analysis::scope_of(def, n);
