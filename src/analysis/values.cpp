@@ -735,6 +735,7 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
 }
 
 Value Values::eval(std::size_t file, const Node& expr) const {
+    if (!expr) return Value::of(kUnknown);
     Node fn = analysis::enclosing_function(expr);
     while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
     const Summary* s = fn ? summary_of(file, fn) : nullptr;
@@ -745,6 +746,7 @@ Value Values::eval(std::size_t file, const Node& expr) const {
 }
 
 bool Values::data_test(std::size_t file, const Node& test) const {
+    if (!test) return false;
     if (test.is("boolean_operator")) return data_test(file, test.field("left")) || data_test(file, test.field("right"));
     if (test.is("not_operator")) return data_test(file, test.field("argument"));
     if (test.is("parenthesized_expression")) {

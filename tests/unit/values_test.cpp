@@ -1,0 +1,176 @@
+// The value analysis (values.hpp): kinds and data dependence through arithmetic, calls,
+// returns, parameters joined over call sites, annotations and switch-named flags.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "graphmend/values.hpp"
+
+using namespace graphmend;
+using syntax::Node;
+
+namespace {
+
+// One file `/tmp/vt/model.py` holding `source`, analysed as a project of its own.
+struct Analysed {
+    explicit Analysed(const std::string& source) : project(make(source)), values(project) {}
+
+    static analysis::Project make(const std::string& source) {
+        syntax::Tree tree = syntax::Tree::parse(source);
+        auto index = analysis::index_module(tree.root());
+        std::vector<analysis::SourceFile> files;
+        files.push_back({"/tmp/vt/model.py", "model", false, std::move(tree), std::move(index), "/tmp/vt", true});
+        return analysis::Project(std::move(files));
+    }
+
+    // The test of the `if` (or the value of the `return`) on the line holding `marker`.
+    [[nodiscard]] Node at(const std::string& marker) const {
+        const auto& src = project.files()[0].tree.source();
+        const auto line = src.position(static_cast<std::uint32_t>(src.text().find(marker))).line;
+        Node found;
+        syntax::walk(project.files()[0].tree.root(), [&](const Node& n) {
+            if (found || n.position().line != line) return !found;
+            if (n.is("if_statement")) found = n.field("condition");
+            if (n.is("return_statement") && !n.named_children().empty()) found = n.named_children()[0];
+            return !found;
+        });
+        return found;
+    }
+
+    [[nodiscard]] bool data_test(const std::string& marker) const { return values.data_test(0, at(marker)); }
+
+    analysis::Project project;
+    analysis::Values values;
+};
+
+const char* kModel = R"(import torch
+from torch import nn
+
+
+def scale(h, limit):
+    if limit > 4:  # M1 limit is a tensor at its call site
+        h = h * 2
+    return h
+
+
+def count(n):
+    if n > 4:  # M2 n is an int at its call site
+        return 1
+    return 0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("lo", torch.tensor(0.0))
+        self.rate = 0.5
+
+    def in_range(self, a):
+        return (a >= self.lo).all()  # M3
+
+    def forward(self, x, step, mask=None, n_layers: int = 2, output_attentions=None):
+        h = self.fc(x)
+        m = h.mean()
+        r = 2 * m / (1 - m)
+        if r > 5:  # M4 arithmetic from a reduction
+            h = h + 1
+        if step > 1.0:  # M5 a bare forward parameter: a tensor
+            h = h + 1
+        if not self.in_range(h):  # M6 a method returning a tensor
+            h = h + 1
+        hits = x.sum().item()
+        if hits > 3:  # M7 a number read out of a tensor
+            h = h + 1
+        if h.shape[0] > 2:  # M8 a shape
+            h = h + 1
+        if n_layers > 1:  # M9 an int parameter
+            h = h + 1
+        if output_attentions:  # M10 a flag
+            h = h + 1
+        if mask is not None:  # M11 identity
+            h = h + 1
+        if self.rate > 0.1:  # M12 a Python number attribute
+            h = h + 1
+        if self.lo > 0:  # M13 a buffer
+            h = h + 1
+        h = scale(h, h.amax())
+        c = count(3)
+        return h
+)";
+
+TEST(Values, DataTestsFollowValuesNotSpellings) {
+    const Analysed a(kModel);
+    EXPECT_TRUE(a.data_test("M1"));
+    EXPECT_FALSE(a.data_test("M2"));
+    EXPECT_TRUE(a.data_test("M4"));
+    EXPECT_TRUE(a.data_test("M5"));
+    EXPECT_TRUE(a.data_test("M6"));
+    EXPECT_TRUE(a.data_test("M7"));
+    EXPECT_FALSE(a.data_test("M8"));
+    EXPECT_FALSE(a.data_test("M9"));
+    EXPECT_FALSE(a.data_test("M10"));
+    EXPECT_FALSE(a.data_test("M11"));
+    EXPECT_FALSE(a.data_test("M12"));
+    EXPECT_TRUE(a.data_test("M13"));
+}
+
+TEST(Values, ReturnsAndScalarsCarryTheirKinds) {
+    const Analysed a(kModel);
+    EXPECT_TRUE(a.values.eval(0, a.at("M3")).tensor());
+    const Node m7 = a.at("M7");
+    const auto scalars = a.values.data_scalars(0, m7);
+    ASSERT_EQ(scalars.size(), 1u);
+    EXPECT_EQ(scalars[0], "hits");
+    const analysis::Value hits = a.values.eval(0, m7.named_children()[0]);
+    EXPECT_TRUE(hits.data);
+    EXPECT_FALSE(hits.tensor());
+}
+
+TEST(Values, AnnotationsAreReadMemberByMember) {
+    const Analysed a(R"(import torch
+from typing import List, Optional, Union
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, a: Optional[torch.Tensor], b: Union[int, List[torch.Tensor]], c: "torch.FloatTensor"):
+        if a:  # A
+            pass
+        if b:  # B
+            pass
+        if c:  # C
+            pass
+        return a
+)");
+    EXPECT_TRUE(a.data_test("# A"));
+    EXPECT_FALSE(a.data_test("# B"));
+    EXPECT_TRUE(a.data_test("# C"));
+}
+
+TEST(Values, CalledForwardTakesItsCallersValues) {
+    // Inner.forward is called with a Python int: its bare parameter is no tensor there.
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    def forward(self, x, k):
+        if k > 1:  # K
+            return x
+        return x
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def forward(self, x):
+        return self.inner(x, 3)
+)");
+    EXPECT_FALSE(a.data_test("# K"));
+}
+
+}  // namespace
