@@ -548,7 +548,13 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
                     return Value::of(kSeq);
                 }
                 if (name == "where" && args.size() == 1) return Value::of(kSeq);
-                if (name == "nonzero" || name == "unique") return Value::of(kTensor | kSeq);
+                if (name == "nonzero" || name == "unique" || name == "argwhere") {
+                    // A tensor, or a tuple of them with as_tuple=True / return_inverse=True ...
+                    for (const Node& a : args) {
+                        if (a.is("keyword_argument") && a.field("value").text() != "False") return Value::of(kSeq);
+                    }
+                    return Value::of(kTensor);
+                }
                 return Value::of(kTensor);
             }
             if (ns.starts_with("torch.nn") && !ns.starts_with("torch.nn.functional")) {
@@ -571,7 +577,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
                 return Value::of(kSeq);
             }
-            if (method == "nonzero" && !args.empty()) return Value::of(kSeq | kTensor);
+            if ((method == "nonzero" || method == "unique") && !args.empty()) return Value::of(kSeq | kTensor);
             if (recv.only(kTensor | kNone | kUnknown)) return Value::of(kTensor);
         }
         if (recv.kinds & kModule) {
