@@ -150,6 +150,10 @@ public:
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (n.is("for_statement")) {
+                check_tensor_loop(ctx, def, n, out);
+                return true;
+            }
             if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
             if (n.is("while_statement")) {
                 if (ctx.values.data_test(ctx.file, n.field("condition"))) {
@@ -244,7 +248,7 @@ private:
         if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return;
         if (in_data_test(ctx, call) || in_message(ctx, call)) return;
         const std::string local = assigned_local(call);
-        if (!local.empty() && kind != "tolist" && read_in_data_test(ctx, def, local)) return;
+        if (!local.empty() && kind != "tolist" && read_only_by_one_test(ctx, def, local)) return;
         const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
                                                                      : fmt::format("{}({})", kind, tensor.text());
         std::string reason = fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
@@ -264,16 +268,56 @@ private:
         out.push_back(refused(call, what, "GB0124", std::move(reason)));
     }
 
-    // True when a read of `name` in `def` is inside a data test: the predicate rules then
-    // report the read with their site (fixed, or refused naming the read).
-    static bool read_in_data_test(const Context& ctx, const Node& def, const std::string& name) {
+    // True when every read of `name` in `def` is inside the data tests of one statement:
+    // the predicate rules then rewrite the read with that statement (or refuse it, naming
+    // the read). A read used anywhere else stays a graph break of its own, reported here.
+    static bool read_only_by_one_test(const Context& ctx, const Node& def, const std::string& name) {
+        Node owner;
+        bool one = true;
         bool any = false;
         syntax::walk(def.field("body"), [&](const Node& n) {
-            if (any || n.is("function_definition") || n.is("class_definition")) return false;
-            if (n.is("identifier") && n.text() == name && is_read(n)) any = in_data_test(ctx, n);
+            if (!one || n.is("function_definition") || n.is("class_definition")) return false;
+            if (n.is("identifier") && n.text() == name && is_read(n)) {
+                any = true;
+                Node stmt = n.parent();
+                while (stmt && !stmt.is("if_statement") && !stmt.is("assert_statement") && !stmt.is("block")) {
+                    stmt = stmt.parent();
+                }
+                one = in_data_test(ctx, n) && stmt && !stmt.is("block") && (!owner || owner == stmt);
+                owner = stmt;
+            }
             return true;
         });
-        return any;
+        return any && one;
+    }
+
+    // `for h, w in spatial_shapes:` over a tensor whose elements feed sizes or slices: each
+    // element is a 0-d tensor, read into Python where it is used as a size (GB0124 / GB0033).
+    static void check_tensor_loop(const Context& ctx, const Node& def, const Node& loop, std::vector<Site>& out) {
+        Node iterable = loop.field("right");
+        if (iterable.is("call") && iterable.field("function").is("identifier") &&
+            (iterable.field("function").text() == "enumerate" || iterable.field("function").text() == "zip")) {
+            const auto args = iterable.field("arguments").named_children();
+            if (args.empty()) return;
+            iterable = args.back();
+        }
+        if (!ctx.values.eval(ctx.file, iterable).only(analysis::kTensor)) return;
+        std::vector<std::string> uses;
+        syntax::walk(loop.field("left"), [&](const Node& t) {
+            if (t.is("identifier")) {
+                for (auto& u : feeds(def, std::string(t.text()))) {
+                    // Sizes and slice bounds read the element; another loop over it need not.
+                    if (u.starts_with("a loop")) continue;
+                    if (std::find(uses.begin(), uses.end(), u) == uses.end()) uses.push_back(std::move(u));
+                }
+            }
+            return true;
+        });
+        if (uses.empty()) return;
+        out.push_back(refused(loop, fmt::format("for ... in {}", iterable.text()), "GB0124",
+                              fmt::format("a loop over a tensor whose elements feed {}: each is read out of the "
+                                          "tensor into Python there (data-dependent shapes)",
+                                          fmt::join(uses, ", "))));
     }
 };
 
