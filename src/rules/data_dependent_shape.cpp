@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "graphmend/deferred_call.hpp"
@@ -100,6 +101,19 @@ std::string assigned_local(const Node& n) {
 // slice bounds, loop bounds. Empty when nothing shows.
 std::vector<std::string> feeds(const Node& def, const std::string& name) {
     std::set<std::string> names{name};
+    // Locals assigned once (a name assigned again, or a parameter, holds other values too).
+    std::map<std::string, int> assignments;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("lambda")) return false;
+        if (n.is("assignment") && n.field("left").is("identifier")) ++assignments[text(n.field("left"))];
+        return true;
+    });
+    if (const Node params = def.field("parameters")) {
+        syntax::walk(params, [&](const Node& n) {
+            if (n.is("identifier")) assignments[text(n)] += 2;
+            return true;
+        });
+    }
     for (int round = 0; round < 3; ++round) {  // locals computed from it: `used = sum(sizes)`
         syntax::walk(def.field("body"), [&](const Node& n) {
             if (n.is("function_definition") || n.is("lambda")) return false;
@@ -109,7 +123,7 @@ std::vector<std::string> feeds(const Node& def, const std::string& name) {
                     reads = reads || (r.is("identifier") && names.contains(text(r)) && is_read(r));
                     return !reads;
                 });
-                if (reads) names.insert(text(n.field("left")));
+                if (reads && assignments[text(n.field("left"))] == 1) names.insert(text(n.field("left")));
             }
             return true;
         });
