@@ -85,8 +85,8 @@ int run(const Options& opt, bool write) {
                     fmt::print(stderr, "error: {}\n", e.what());
                     failed = true;
                 }
-            } else if (write && from_stdin) {
-                fmt::print("{}", o.fixed);
+            } else if (write && from_stdin && !opt.diff) {
+                fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file; `fix --diff -` prints no diff
             }
             continue;
         }

@@ -96,6 +96,13 @@ std::set<std::string> definitely_bound(const Node& function, const Node& target)
                 names.merge(assigned_by(stmt));
             }
         }
+        if (block.is("for_statement") && child == block.field("body")) {
+            // Inside a for loop's body its target is always bound.
+            syntax::walk(block.field("left"), [&](const Node& n) {
+                if (n.is("identifier")) names.insert(text(n));
+                return !n.is("attribute") && !n.is("subscript");
+            });
+        }
         if (block == body || block == function) break;
     }
     return names;

@@ -332,7 +332,11 @@ Values::Values(const Project& project) : project_(project) {
 void Values::seed_params(Summary& s) {
     const Node params = s.fn.field("parameters");
     if (!params) return;
-    const bool forward = s.fn.field("name").text() == "forward" && !s.owner.empty() &&
+    // An entry point no analysed code calls: a module's `forward`, or a module-level
+    // function in scope without callers (one passed to or decorated with torch.compile).
+    // Nested functions are called through locals the analysis does not follow: not entries.
+    const bool module_level = s.owner.empty() && !analysis::enclosing_function(s.fn);
+    const bool forward = (s.fn.field("name").text() == "forward" || module_level) &&
                          !called_.contains({s.file, s.fn.begin()});
     std::size_t i = 0;
     for (const Node& p : params.named_children()) {

@@ -57,7 +57,13 @@ std::string text_report(const FileOutcome& o) {
         const auto& s = o.sites[i];
         const std::string_view st = status(o, i);
         out += fmt::format("{}:{}:{}: {} [{}] {}", o.path, s.where.line, s.where.col, s.code, st, s.what);
-        if (o.applied[i]) {
+        if (o.applied[i] && s.graph_break.empty()) {
+            // A rewrite that keeps behaviour where the original traced (an assert compiled to
+            // _assert_async raises RuntimeError): no break to remove.
+            out += fmt::format(": no graph break to remove; keeps the original exception ({}{}{})\n", s.rule,
+                               s.detail.empty() ? "" : ": ", s.detail);
+            ++fixed;
+        } else if (o.applied[i]) {
             out += fmt::format(": removes graph break {} ({}{}{})\n", s.graph_break, s.rule, s.detail.empty() ? "" : ": ",
                                s.detail);
             ++fixed;

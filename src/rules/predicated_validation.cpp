@@ -132,6 +132,20 @@ private:
         const bool is_assert = stmt.is("assert_statement");
         Site site = new_site(kInfo, stmt, one_line((is_assert ? "assert " : "if ") + std::string(test.text())),
                              is_assert ? "GB0171" : "GB0170");
+        // An assert without a message, or with a constant one, does not break (torch 2.12:
+        // Dynamo puts it in the graph as _assert_async, which raises RuntimeError): the check
+        // is still rewritten, to raise AssertionError, but it removes no break.
+        bool constant_message = false;
+        if (is_assert) {
+            const auto parts = stmt.named_children();
+            constant_message = parts.size() == 1 ||
+                               (parts[1].is("string") && std::string_view(parts[1].text()).find_first_of("fF") != 0 &&
+                                !parts[1].text().starts_with("rf") && !parts[1].text().starts_with("Rf"));
+            for (const Node& c : parts.size() > 1 ? parts[1].named_children() : std::vector<Node>{}) {
+                if (c.is("interpolation")) constant_message = false;
+            }
+        }
+        if (constant_message) site.graph_break.clear();
 
         for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
             if (p.is("try_statement")) {

@@ -44,6 +44,7 @@ CASES = [
     ("tests/fixtures/predicated-validation/helpers.py", []),
     ("tests/fixtures/predicated-control-flow/values.py", []),
     ("tests/fixtures/predicated-control-flow/nested.py", []),
+    ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
 ]
 
 

@@ -180,7 +180,7 @@ std::string Checker::convert_return(const Node& stmt, Branch& out) {
     const auto vals = stmt.named_children();
     Node value = vals.empty() ? Node() : vals[0];
     if (value) {
-        if (auto why = impurity(value); !why.empty()) return why;
+        if (auto why = branch_impurity(value); !why.empty()) return why;
     }
     out.body.push_back({Statement::Return, "", value});
     out.returns = true;
@@ -280,7 +280,7 @@ std::optional<std::string> Checker::copy(const Node& e, Branch& out) {
         !fresh_local(site_def, site_stmt, name)) {
         return fmt::format("in-place `{}` on a tensor that outlives the branch", e.text());
     }
-    if (auto why = impurity(args[0]); !why.empty()) return why;
+    if (auto why = branch_impurity(args[0]); !why.empty()) return why;
     Statement st{Statement::Assign, name, e};
     st.copy = true;
     out.body.push_back(std::move(st));
@@ -311,7 +311,7 @@ std::string Checker::assignment(const Node& e, Branch& out) {
         return fmt::format("the branch stores into `{}` (module or tensor state)", left.text());
     }
     if (right.is("assignment")) return "a chained assignment";
-    if (auto why = impurity(right); !why.empty()) return why;
+    if (auto why = branch_impurity(right); !why.empty()) return why;
     if (left.is("pattern_list") || left.is("tuple_pattern")) {
         std::vector<std::string> names;
         for (const Node& t : left.named_children()) {

@@ -89,6 +89,11 @@ struct Checker {
     [[nodiscard]] bool costly() const { return calls_submodule || calls >= 8; }
 
     // --- purity.cpp
+    // Why a branch's expression cannot be evaluated on both paths, or "": impurity(), and a
+    // read of tensor data into Python (`.item()`, `.tolist()`, `int(t)`, `float(t)`,
+    // `bool(t)`) or a boolean-mask index, which break the graph themselves: a select would
+    // run them on the path the `if` did not take too, adding a break there.
+    std::string branch_impurity(const Node& expr);
     // Why an expression is not known to be pure, or "".
     std::string impurity(const Node& expr);
     // Why a project function's body is not known to be pure, or "": it binds only its own

@@ -53,6 +53,46 @@ const std::set<std::string_view> kRuntimeHelpers{"_graphmend_if", "_graphmend_an
                                                  "_graphmend_not", "_graphmend_scalar", "_graphmend_equal",
                                                  "_graphmend_copy"};
 
+std::string Checker::branch_impurity(const Node& expr) {
+    if (auto why = impurity(expr); !why.empty()) return why;
+    std::string why;
+    syntax::walk(expr, [&](const Node& n) {
+        if (!why.empty() || n.is("lambda")) return false;
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            const auto args = n.field("arguments").named_children();
+            if (fn.is("attribute") && (fn.field("attribute").text() == "item" || fn.field("attribute").text() == "tolist") &&
+                args.empty() && ctx.values.eval(ctx.file, fn.field("object")).tensor()) {
+                why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
+                                  "select would run on both paths",
+                                  n.text());
+            } else if (fn.is("identifier") && (fn.text() == "int" || fn.text() == "float" || fn.text() == "bool") &&
+                       args.size() == 1 && ctx.values.eval(ctx.file, args[0]).tensor()) {
+                why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
+                                  "select would run on both paths",
+                                  n.text());
+            }
+        }
+        if (n.is("subscript") && n.field("subscript")) {
+            Node index = n.field("subscript");
+            while (index.is("parenthesized_expression") && !index.named_children().empty()) {
+                index = index.named_children()[0];
+            }
+            const bool mask = index.is("comparison_operator") ||
+                              (index.is("unary_operator") && index.field("operator").text() == "~") ||
+                              (index.is("identifier") && ctx.values.eval(ctx.file, index).tensor());
+            if (mask && ctx.values.eval(ctx.file, n.field("value")).tensor() &&
+                ctx.values.eval(ctx.file, index).tensor()) {
+                why = fmt::format("the branch indexes with a tensor (`{}`): a boolean mask makes a data-dependent "
+                                  "shape, a graph break that a select would run on both paths",
+                                  n.text());
+            }
+        }
+        return why.empty();
+    });
+    return why;
+}
+
 std::string Checker::impurity(const Node& expr) {
     std::string why;
     syntax::walk(expr, [&](const Node& n) {

@@ -192,7 +192,8 @@ public:
             return site;
         }
         for (const Node& part : parts) {
-            if (auto why = checker.impurity(part); !why.empty()) {
+            const bool branch = !(part == parts[1]);  // parts[0] and parts[2] are the branches
+            if (auto why = branch ? checker.branch_impurity(part) : checker.impurity(part); !why.empty()) {
                 site.reason = why;
                 return site;
             }
