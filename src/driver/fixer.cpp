@@ -134,8 +134,20 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         if (!site.fix) continue;
         if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
         const edits::Acceptance verdict = edits::accept(accepted, site.fix->edits);
+        if (verdict.outcome == edits::Acceptance::Within && site.code == "GM201") {
+            // A select inside another site's rewrite (a conditional expression or a tensor
+            // `and` in a branch) is copied there as written, still breaking: the next pass
+            // of the fixed-point loop rewrites it inside the new text.
+            site.reason = fmt::format("inside the rewrite at line {}, which keeps it as written; rewritten in the "
+                                      "next pass",
+                                      file.tree.source().position(verdict.within).line);
+            site.retry = true;
+            site.fix.reset();
+            continue;
+        }
         if (verdict.outcome == edits::Acceptance::Within) {
-            // Inside a span another fix rewrites: that fix rewrote this site too.
+            // Inside a span another fix rewrites, which turned it into its own form (a message
+            // deferred with the test, a check gated by its branch).
             site.detail = fmt::format("as part of the rewrite at line {}",
                                       file.tree.source().position(verdict.within).line);
             out.applied[s] = true;

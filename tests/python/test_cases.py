@@ -45,6 +45,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/values.py", []),
     ("tests/fixtures/predicated-control-flow/nested.py", []),
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
+    ("tests/fixtures/predicated-control-flow/inner_select.py", []),
 ]
 
 

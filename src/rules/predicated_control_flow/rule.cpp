@@ -149,7 +149,12 @@ public:
     static std::optional<Site> value_operator_site(const Context& ctx, const Node& n) {
         if (n.parent().is("boolean_operator") || in_test_position(n)) return std::nullopt;
         for (Node p = n.parent(); p; p = p.parent()) {
-            if (p.is("lambda")) return std::nullopt;
+            // A lambda of graphmend's own runtime (a branch of a rewritten `if`) runs where the
+            // statement did; any other lambda may run elsewhere, or never.
+            if (p.is("lambda") && !(p.parent().is("argument_list") && p.parent().parent().is("call") &&
+                                    p.parent().parent().field("function").text().starts_with("_graphmend_"))) {
+                return std::nullopt;
+            }
             if (p.is("function_definition")) break;
         }
         Node def = analysis::enclosing_function(n);
