@@ -404,7 +404,7 @@ void Values::analyse(Summary& s) {
             } else if (n.is("augmented_assignment") && n.field("left").is("identifier")) {
                 const Value l = eval_in(fr, n.field("left"));
                 const Value r = eval_in(fr, n.field("right"));
-                Value v = (l.tensor() || r.tensor()) ? Value::of(kTensor) : Value::of(l.kinds ? l.kinds : kUnknown);
+                Value v = (l.tensor() || r.tensor()) ? Value::of(kTensor) : Value::of(l.kinds ? l.kinds : static_cast<std::uint16_t>(kUnknown));
                 v.data = l.data || r.data;
                 bind(n.field("left"), v);
             } else if (n.is("named_expression")) {

@@ -37,7 +37,9 @@ TEST(Fixer, RuntimeBlockFollowsCrlf) {
     const auto out = fix_one(crlf);
     ASSERT_TRUE(out.changed());
     for (std::size_t i = 0; i < out.fixed.size(); ++i) {
-        if (out.fixed[i] == '\n') ASSERT_TRUE(i > 0 && out.fixed[i - 1] == '\r') << "bare LF at byte " << i;
+        if (out.fixed[i] == '\n') {
+            ASSERT_TRUE(i > 0 && out.fixed[i - 1] == '\r') << "bare LF at byte " << i;
+        }
     }
 }
 
