@@ -7,12 +7,21 @@
 // predicated-control-flow (GM201) and predicated-validation (GM301) rules.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graphmend/rule.hpp"
 
 namespace graphmend::rules {
+
+/// A call that reads tensor data into Python: `T.item()`, `T.tolist()`, or `int(T)`,
+/// `float(T)`, `bool(T)` (the builtins, not names the file imports) with T a tensor.
+struct ScalarRead {
+    std::string kind;     // "item", "tolist", "int", "float" or "bool"
+    syntax::Node tensor;  // T
+};
+std::optional<ScalarRead> scalar_read(const Context& ctx, const syntax::Node& call);
 
 struct ScalarReads {
     /// Edits that keep each read a tensor when traced: `hits = _graphmend_scalar("item", x.sum())`

@@ -85,9 +85,6 @@ public:
     /// read out of tensor data (`.item()` and the like), not a tensor.
     [[nodiscard]] std::vector<std::string> data_scalars(std::size_t file, const syntax::Node& node) const;
 
-    /// The value a name has in the function (file, function_definition begin), or kinds 0.
-    [[nodiscard]] Value local(std::size_t file, const syntax::Node& function, const std::string& name) const;
-
 private:
     struct Summary {
         std::size_t file = 0;

@@ -584,9 +584,6 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             if ((method == "nonzero" || method == "unique") && !args.empty()) return Value::of(kSeq | kTensor);
             if (recv.only(kTensor | kNone | kUnknown)) return Value::of(kTensor);
         }
-        if (recv.kinds & kModule) {
-            // Module methods: parameters(), named_modules() ... ; `self.m(...)` is handled below.
-        }
         // `.item()` / `.tolist()` of a value not known to be a tensor (numpy, a list): no data read.
         if (method == "item") return Value::of(kNumber | kUnknown);
         if (method == "tolist") return Value::of(kSeq | kUnknown);
@@ -789,13 +786,6 @@ std::vector<std::string> Values::data_scalars(std::size_t file, const Node& node
         return true;
     });
     return out;
-}
-
-Value Values::local(std::size_t file, const Node& function, const std::string& name) const {
-    const Summary* s = summary_of(file, function);
-    if (!s) return {};
-    const auto it = s->env.find(name);
-    return it == s->env.end() ? Value{} : it->second;
 }
 
 }  // namespace graphmend::analysis

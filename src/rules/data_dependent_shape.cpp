@@ -26,6 +26,7 @@
 
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/rule.hpp"
+#include "graphmend/scalar_reads.hpp"
 #include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 
@@ -248,18 +249,10 @@ private:
             return;
         }
         // Values read out of tensors into Python.
-        std::string kind;
-        Node tensor;
-        if ((method == "item" || method == "tolist") && args.empty() && !torch_fn) {
-            kind = method;
-            tensor = receiver;
-        } else if (fn.is("identifier") && (fn.text() == "int" || fn.text() == "float" || fn.text() == "bool") &&
-                   args.size() == 1 && !args[0].is("keyword_argument") &&
-                   !ctx.source().index.find_import(text(fn))) {
-            kind = text(fn);
-            tensor = args[0];
-        }
-        if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return;
+        const auto read = torch_fn ? std::nullopt : scalar_read(ctx, call);
+        if (!read) return;
+        const std::string& kind = read->kind;
+        const Node tensor = read->tensor;
         if (in_data_test(ctx, call) || in_message(ctx, call)) return;
         const std::string local = assigned_local(call);
         if (!local.empty() && kind != "tolist" && read_only_by_one_test(ctx, def, local)) return;

@@ -23,6 +23,25 @@ bool inside_any(const Node& n, const std::vector<Node>& spans) {
 
 }  // namespace
 
+std::optional<ScalarRead> scalar_read(const Context& ctx, const Node& call) {
+    if (!call.is("call")) return std::nullopt;
+    const Node fn = call.field("function");
+    const auto args = call.field("arguments").named_children();
+    ScalarRead read;
+    if (fn.is("attribute") && (fn.field("attribute").text() == "item" || fn.field("attribute").text() == "tolist") &&
+        args.empty()) {
+        read = {std::string(fn.field("attribute").text()), fn.field("object")};
+    } else if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
+               args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("list_splat") &&
+               ctx.source().index.find_import(std::string(fn.text())) == nullptr) {
+        read = {std::string(fn.text()), args[0]};
+    } else {
+        return std::nullopt;
+    }
+    if (!ctx.values.eval(ctx.file, read.tensor).tensor()) return std::nullopt;
+    return read;
+}
+
 ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<Node>& tests) {
     ScalarReads out;
     std::vector<std::string> names;
@@ -65,21 +84,10 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
         std::vector<edits::Edit> found;
         syntax::walk(right, [&](const Node& n) {
             if (n.is("lambda")) return false;
-            if (!n.is("call")) return true;
-            const Node fn = n.field("function");
-            const auto args = n.field("arguments").named_children();
-            std::string kind;
-            Node tensor;
-            if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
-                kind = "item";
-                tensor = fn.field("object");
-            } else if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool") &&
-                       args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("list_splat")) {
-                kind = std::string(fn.text());
-                tensor = args[0];
-            }
-            if (kind.empty() || !ctx.values.eval(ctx.file, tensor).tensor()) return true;
-            found.push_back({n.begin(), n.end(), fmt::format("_graphmend_scalar(\"{}\", {})", kind, tensor.text())});
+            const auto read = scalar_read(ctx, n);
+            if (!read || read->kind == "tolist") return true;
+            found.push_back({n.begin(), n.end(),
+                             fmt::format("_graphmend_scalar(\"{}\", {})", read->kind, read->tensor.text())});
             return false;
         });
         if (found.empty()) {

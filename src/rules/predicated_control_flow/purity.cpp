@@ -2,6 +2,8 @@
 // (see predicated_control_flow.hpp).
 #include "predicated_control_flow.hpp"
 
+#include "graphmend/scalar_reads.hpp"
+
 namespace graphmend::rules::control_flow {
 
 namespace {
@@ -58,20 +60,10 @@ std::string Checker::branch_impurity(const Node& expr) {
     std::string why;
     syntax::walk(expr, [&](const Node& n) {
         if (!why.empty() || n.is("lambda")) return false;
-        if (n.is("call")) {
-            const Node fn = n.field("function");
-            const auto args = n.field("arguments").named_children();
-            if (fn.is("attribute") && (fn.field("attribute").text() == "item" || fn.field("attribute").text() == "tolist") &&
-                args.empty() && ctx.values.eval(ctx.file, fn.field("object")).tensor()) {
-                why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
-                                  "select would run on both paths",
-                                  n.text());
-            } else if (fn.is("identifier") && (fn.text() == "int" || fn.text() == "float" || fn.text() == "bool") &&
-                       args.size() == 1 && ctx.values.eval(ctx.file, args[0]).tensor()) {
-                why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
-                                  "select would run on both paths",
-                                  n.text());
-            }
+        if (scalar_read(ctx, n)) {
+            why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
+                              "select would run on both paths",
+                              n.text());
         }
         if (n.is("subscript") && n.field("subscript")) {
             Node index = n.field("subscript");
