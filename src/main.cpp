@@ -32,8 +32,13 @@ struct Options {
     bool diff = false;
     bool unsafe_fixes = false;
     bool quiet = false;
+    bool write_through_links = false;
     unsigned threads = 0;  // 0: one per hardware thread
 };
+
+graphmend::output::LinkPolicy links(const Options& opt) {
+    return opt.write_through_links ? graphmend::output::LinkPolicy::WriteThrough : graphmend::output::LinkPolicy::Refuse;
+}
 
 int run(const Options& opt, bool write) {
     using namespace graphmend;
@@ -80,7 +85,7 @@ int run(const Options& opt, bool write) {
             if (write && !opt.output.empty() && !o.error) {
                 // -o always writes the (unchanged) result.
                 try {
-                    output::write_atomically(opt.output, o.fixed);
+                    output::write_atomically(opt.output, o.fixed, links(opt));
                 } catch (const std::exception& e) {
                     fmt::print(stderr, "error: {}\n", e.what());
                     failed = true;
@@ -100,7 +105,7 @@ int run(const Options& opt, bool write) {
             if (from_stdin && opt.output.empty()) {
                 fmt::print("{}", o.fixed);
             } else {
-                output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed);
+                output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
             }
         } catch (const std::exception& e) {
             fmt::print(stderr, "error: {}\n", e.what());
@@ -114,7 +119,8 @@ int run(const Options& opt, bool write) {
     }
     if (!opt.report_json.empty()) {
         try {
-            output::write_atomically(opt.report_json, output::json_report(outcomes).dump(2) + "\n");
+            output::write_atomically(opt.report_json, output::json_report(outcomes).dump(2) + "\n",
+                                     output::LinkPolicy::WriteThrough);
         } catch (const std::exception& e) {
             fmt::print(stderr, "error: {}\n", e.what());
             failed = true;
@@ -142,6 +148,9 @@ int main(int argc, char** argv) {
     fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
     fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
+    fix->add_flag("--write-through-links", opt.write_through_links,
+                  "rewrite the file a symbolic link points to, and hard-linked files in place (default: such files "
+                  "are not rewritten, with an error)");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");

@@ -27,10 +27,20 @@ std::string project_report(const std::vector<FileOutcome>& outcomes);
 /// `+++ b/PATH` headers; empty when the texts are equal.
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after);
 
-/// Writes `text` to `path` atomically: a temporary file in the same folder, then a rename.
-/// Keeps the permissions of an existing file. Throws std::runtime_error on failure, in
-/// which case `path` is untouched.
-void write_atomically(const std::string& path, const std::string& text);
+/// What a write does with a path that is a link.
+enum class LinkPolicy {
+    Refuse,        // a symbolic link, or a file with more than one hard link, is not written (an error)
+    WriteThrough,  // write the file a symbolic link points to (the link stays); rewrite a
+                   // hard-linked file in place, so every name sees the new text
+};
+
+/// Writes `text` to `path` atomically: a temporary file `.NAME.graphmend-XXXXXX` in the same
+/// folder, then a rename. Keeps the mode and (where the process may change it) the owner and
+/// group of an existing file. Links are never silently replaced by a plain file: see
+/// LinkPolicy (a hard-linked file rewritten in place is not atomic; the new text stays in the
+/// temporary if that write fails). Throws std::runtime_error on failure, in which case `path`
+/// is untouched (except after a failed in-place write, as the message says).
+void write_atomically(const std::string& path, const std::string& text, LinkPolicy links = LinkPolicy::Refuse);
 
 /// Reads a whole file. Throws std::runtime_error when it cannot be read.
 std::string read_file(const std::string& path);

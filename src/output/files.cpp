@@ -29,7 +29,12 @@ std::string read_file(const std::string& path) {
     return ss.str();
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
+namespace {
+
+// Writes `text` to a new temporary file next to `path` (same folder, so rename is atomic),
+// with the mode and, where the process may, the owner of `like` (when it exists). Returns the
+// temporary's path; throws with the temporary removed.
+std::string write_temporary(const std::string& path, const std::string& text, const struct stat* like) {
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string tmpl = (dir / fmt::format(".{}.graphmend-XXXXXX", target.filename().string())).string();
@@ -47,18 +52,78 @@ void write_atomically(const std::string& path, const std::string& text) {
         if (n < 0) fail("cannot write");
         written += static_cast<std::size_t>(n);
     }
-    struct stat st {};
-    mode_t mode = 0644;
-    if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
-    if (::fchmod(fd, mode) != 0) fail("cannot set permissions");
+    if (::fchmod(fd, like != nullptr ? like->st_mode & 07777 : 0644) != 0) fail("cannot set permissions");
+    // Keep the owner when root rewrites another user's file; an unprivileged process keeps
+    // its own (EPERM is not an error: the file was its own, or it could not have been replaced).
+    if (like != nullptr && (like->st_uid != ::geteuid() || like->st_gid != ::getegid()) &&
+        ::fchown(fd, like->st_uid, like->st_gid) != 0 && errno != EPERM) {
+        fail("cannot keep the owner");
+    }
     if (::fsync(fd) != 0) fail("cannot flush");
     if (::close(fd) != 0) {
         ::unlink(tmpl.c_str());
         throw std::runtime_error(fmt::format("{}: cannot close: {}", path, std::strerror(errno)));
     }
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    return tmpl;
+}
+
+// Rewrites a hard-linked file in place, so every name keeps the new text: the new text is
+// first written to a temporary (kept if the in-place write fails, and named in the error).
+void write_in_place(const std::string& path, const std::string& text, const struct stat& st) {
+    const std::string tmp = write_temporary(path, text, &st);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+    bool ok = fd >= 0;
+    std::size_t written = 0;
+    while (ok && written < text.size()) {
+        const auto n = ::write(fd, text.data() + written, text.size() - written);
+        ok = n >= 0;
+        if (ok) written += static_cast<std::size_t>(n);
+    }
+    ok = ok && ::fsync(fd) == 0;
+    if (fd >= 0) ok = ::close(fd) == 0 && ok;
+    if (!ok) {
+        throw std::runtime_error(fmt::format("{}: cannot rewrite in place: {}; the new text is in {}", path,
+                                             std::strerror(errno), tmp));
+    }
+    ::unlink(tmp.c_str());
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path, const std::string& text, LinkPolicy links) {
+    struct stat lst {};
+    const bool exists = ::lstat(path.c_str(), &lst) == 0;
+    std::string target = path;
+    if (exists && S_ISLNK(lst.st_mode)) {
+        std::error_code ec;
+        const fs::path resolved = fs::canonical(path, ec);
+        if (links != LinkPolicy::WriteThrough || ec) {
+            throw std::runtime_error(fmt::format(
+                "{}: is a symbolic link{}{}; not rewritten, the link is left as it is (pass --write-through-links to "
+                "rewrite the file it points to, or write a copy with -o)",
+                path, ec ? "" : " to ", ec ? "" : resolved.string()));
+        }
+        target = resolved.string();
+    }
+    struct stat st {};
+    const bool target_exists = ::stat(target.c_str(), &st) == 0;
+    if (target_exists && !S_ISREG(st.st_mode)) {
+        throw std::runtime_error(fmt::format("{}: not a regular file; not written", path));
+    }
+    if (target_exists && st.st_nlink > 1) {
+        if (links != LinkPolicy::WriteThrough) {
+            throw std::runtime_error(fmt::format(
+                "{}: has {} hard links; not rewritten, since replacing it would split them (pass --write-through-links "
+                "to rewrite it in place for every name, or write a copy with -o)",
+                path, st.st_nlink));
+        }
+        write_in_place(target, text, st);
+        return;
+    }
+    const std::string tmp = write_temporary(target, text, target_exists ? &st : nullptr);
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
         const std::string msg = fmt::format("{}: cannot replace: {}", path, std::strerror(errno));
-        ::unlink(tmpl.c_str());
+        ::unlink(tmp.c_str());
         throw std::runtime_error(msg);
     }
 }
