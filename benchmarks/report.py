@@ -146,7 +146,7 @@ def reference_section(results: Path, plots: list) -> list[str]:
             out += ["", "</details>", ""]
     out += ["Rows marked \"not in totals\" are extra variants. `phi3/float32/unsafe-fixes` is the Phi-3 row",
             "fixed with `--unsafe-fixes`: GM201 rewrites the longrope update (`modeling_rope_utils.py:50`),",
-            "which rebinds a buffer under a data test, only as an unsafe fix (docs/rules/predicated-control-flow.md).",
+            "which rebinds a buffer under a data test, only as an unsafe fix (docs/rules/GM201.md).",
             "It is called twice; \"new graphs on later calls\" counts the graphs the second call made.", ""]
     if pins is not None:
         png = plot_reference(results, pins, latest)

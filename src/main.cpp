@@ -4,6 +4,7 @@
 //   graphmend fix PATH...                 rewrite files and folders (*.py) in place, atomically
 //   graphmend fix --diff PATH...          print a unified diff, write nothing
 //   graphmend check PATH...               report sites, write nothing
+//   graphmend rule GM101 | NAME | --all   print rule pages (docs/rules/), see rule_pages.hpp
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
 //
@@ -22,6 +23,7 @@
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
 #include "graphmend/parallel.hpp"
+#include "graphmend/rule_pages.hpp"
 
 namespace {
 
@@ -137,7 +139,7 @@ constexpr const char* kThreadsHelp =
 
 int main(int argc, char** argv) {
     CLI::App app{"graphmend: removes TorchDynamo graph breaks from PyTorch model sources"};
-    app.set_version_flag("--version", "graphmend 0.1.0");
+    app.set_version_flag("--version", "graphmend " GRAPHMEND_VERSION);  // CMakeLists.txt project(VERSION)
     app.require_subcommand(1);
     Options opt;
 
@@ -160,6 +162,14 @@ int main(int argc, char** argv) {
     check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
 
+    // `graphmend rule CODE|NAME` and `graphmend rule --all`: print rule pages, as `ruff rule`.
+    std::string rule_code;
+    bool rule_all = false;
+    auto* rule = app.add_subcommand("rule", "print a rule's page, by code (GM101) or name (deferred-side-effect)");
+    auto* rule_arg = rule->add_option("rule", rule_code, "the rule's code or name");
+    rule->add_flag("--all", rule_all, "print every rule's page")->excludes(rule_arg);
+    rule->require_option(1);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {
@@ -168,6 +178,7 @@ int main(int argc, char** argv) {
         app.exit(e);
         return 2;
     }
+    if (rule->parsed()) return graphmend::output::print_rule_pages(rule_code, rule_all);
     if (!opt.output.empty() && opt.paths.size() != 1) {
         fmt::print(stderr, "error: -o/--output takes exactly one input file\n");
         return 2;

@@ -152,7 +152,7 @@ SUITES = {
         SuiteRow("layoutlmv3", "float32", LAYOUTLMV3),
         SuiteRow("phi3", "float32", PHI3),
         SuiteRow("phi3", "float32", PHI3, in_totals=False, unsafe_fixes=True, calls=2,
-                 note="fixed with --unsafe-fixes (GM201's buffer rebinding, docs/rules/predicated-control-flow.md), "
+                 note="fixed with --unsafe-fixes (GM201's buffer rebinding, docs/rules/GM201.md), "
                       "two calls; an extra variant, not in the totals, which use the default fixes"),
         SuiteRow("grounding-dino", "float32", GROUNDING_DINO),
         SuiteRow("longformer-padded", "float32", LONGFORMER,

@@ -1,4 +1,4 @@
-// Rule GM201 predicated-control-flow. User doc: docs/rules/predicated-control-flow.md.
+// Rule GM201 predicated-control-flow. User doc: docs/rules/GM201.md.
 // The rule's files: see predicated_control_flow.hpp in this folder.
 //
 // What it does: finds `if` / `elif` / `else` statements and conditional expressions in
