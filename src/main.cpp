@@ -6,9 +6,11 @@
 //   graphmend check PATH...               report sites, write nothing
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
+//   --config, --isolated, --select, ...   configuration (ruff's flags; see config_cli.hpp)
 //
 // Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
-// processed; 1 a file could not be processed (the others are still done); 2 usage error.
+// processed; 1 a file could not be processed (the others are still done); 2 usage error or a
+// malformed configuration.
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "graphmend/config_cli.hpp"
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
 #include "graphmend/parallel.hpp"
@@ -33,25 +36,31 @@ struct Options {
     bool unsafe_fixes = false;
     bool quiet = false;
     unsigned threads = 0;  // 0: one per hardware thread
+    graphmend::config::CliFlags config;
 };
+
+void warn(const Options& opt, const std::vector<std::string>& warnings) {
+    if (opt.quiet) return;
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
+}
 
 int run(const Options& opt, bool write) {
     using namespace graphmend;
     std::vector<InputFile> inputs;
     bool failed = false;
     const bool from_stdin = opt.paths.size() == 1 && opt.paths[0] == "-";
+    config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));  // throws ConfigError
     if (from_stdin) {
-        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {})});
+        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file("-")});
     } else {
-        std::vector<std::string> files;
-        for (const auto& p : opt.paths) {
-            try {
-                for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
-            } catch (const std::exception& e) {
-                fmt::print(stderr, "error: {}\n", e.what());
-                failed = true;
-            }
-        }
+        config::Discovered found = config::discover(opt.paths, resolver);
+        for (const auto& e : found.errors) fmt::print(stderr, "error: {}\n", e);
+        failed = !found.errors.empty();
+        warn(opt, found.warnings);
+        std::vector<std::string> files = std::move(found.files);
+        // Every configuration is read (and a malformed one stops the run) before any file.
+        std::vector<std::shared_ptr<const FileSettings>> settings;
+        for (const auto& f : files) settings.push_back(resolver.for_file(f));
         // Read in parallel; errors are reported in file order, as with one thread.
         std::vector<std::string> texts(files.size());
         std::vector<std::string> read_errors(files.size());
@@ -68,12 +77,14 @@ int run(const Options& opt, bool write) {
                 failed = true;
                 continue;
             }
-            inputs.push_back({std::move(files[i]), std::move(texts[i])});
+            inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i])});
         }
     }
+    warn(opt, resolver.take_warnings());
     const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
     std::size_t changed = 0;
     for (const auto& o : outcomes) {
+        warn(opt, o.warnings);
         if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
         if (o.error) failed = true;
         if (!o.changed()) {
@@ -139,17 +150,19 @@ int main(int argc, char** argv) {
     fix->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
     fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
     fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
-    fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
+    auto* fix_unsafe = fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
     fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    graphmend::config::add_cli_flags(*fix, opt.config, fix_unsafe);
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
     check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
-    check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
+    auto* check_unsafe = check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
     check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    graphmend::config::add_cli_flags(*check, opt.config, check_unsafe);
 
     try {
         app.parse(argc, argv);
@@ -169,6 +182,9 @@ int main(int argc, char** argv) {
     }
     try {
         return run(opt, fix->parsed());
+    } catch (const graphmend::config::ConfigError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
     } catch (const std::exception& e) {
         fmt::print(stderr, "internal error: {}\n", e.what());
         return 2;
