@@ -7,7 +7,8 @@ log() { printf '[setup] %s\n' "$*"; }
 
 # 1. Debian packages --------------------------------------------------------------------------
 APT_PACKAGES=(g++ cmake libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-              libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev libdtl-dev)
+              libtomlplusplus-dev libgit2-dev libgtest-dev libgmock-dev libbenchmark-dev libdtl-dev
+              pkg-config)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")

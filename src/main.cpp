@@ -7,9 +7,11 @@
 //   graphmend rule GM101 | NAME | --all   print rule pages (docs/rules/), see rule_pages.hpp
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
+//   --config, --isolated, --select, ...   configuration (ruff's flags; see config_cli.hpp)
 //
 // Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
-// processed; 1 a file could not be processed (the others are still done); 2 usage error.
+// processed; 1 a file could not be processed (the others are still done); 2 usage error or a
+// malformed configuration.
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "graphmend/config_cli.hpp"
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
 #include "graphmend/parallel.hpp"
@@ -36,10 +39,16 @@ struct Options {
     bool quiet = false;
     bool write_through_links = false;
     unsigned threads = 0;  // 0: one per hardware thread
+    graphmend::config::CliFlags config;
 };
 
 graphmend::output::LinkPolicy links(const Options& opt) {
     return opt.write_through_links ? graphmend::output::LinkPolicy::WriteThrough : graphmend::output::LinkPolicy::Refuse;
+}
+
+void warn(const Options& opt, const std::vector<std::string>& warnings) {
+    if (opt.quiet) return;
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
 }
 
 int run(const Options& opt, bool write) {
@@ -47,18 +56,18 @@ int run(const Options& opt, bool write) {
     std::vector<InputFile> inputs;
     bool failed = false;
     const bool from_stdin = opt.paths.size() == 1 && opt.paths[0] == "-";
+    config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));  // throws ConfigError
     if (from_stdin) {
-        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {})});
+        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file("-")});
     } else {
-        std::vector<std::string> files;
-        for (const auto& p : opt.paths) {
-            try {
-                for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
-            } catch (const std::exception& e) {
-                fmt::print(stderr, "error: {}\n", e.what());
-                failed = true;
-            }
-        }
+        config::Discovered found = config::discover(opt.paths, resolver);
+        for (const auto& e : found.errors) fmt::print(stderr, "error: {}\n", e);
+        failed = !found.errors.empty();
+        warn(opt, found.warnings);
+        std::vector<std::string> files = std::move(found.files);
+        // Every configuration is read (and a malformed one stops the run) before any file.
+        std::vector<std::shared_ptr<const FileSettings>> settings;
+        for (const auto& f : files) settings.push_back(resolver.for_file(f));
         // Read in parallel; errors are reported in file order, as with one thread.
         std::vector<std::string> texts(files.size());
         std::vector<std::string> read_errors(files.size());
@@ -75,12 +84,14 @@ int run(const Options& opt, bool write) {
                 failed = true;
                 continue;
             }
-            inputs.push_back({std::move(files[i]), std::move(texts[i])});
+            inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i])});
         }
     }
+    warn(opt, resolver.take_warnings());
     const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
     std::size_t changed = 0;
     for (const auto& o : outcomes) {
+        warn(opt, o.warnings);
         if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
         if (o.error) failed = true;
         if (!o.changed()) {
@@ -147,20 +158,22 @@ int main(int argc, char** argv) {
     fix->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
     fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
     fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
-    fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
+    auto* fix_unsafe = fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
     fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
     fix->add_flag("--write-through-links", opt.write_through_links,
                   "rewrite the file a symbolic link points to, and hard-linked files in place (default: such files "
                   "are not rewritten, with an error)");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    graphmend::config::add_cli_flags(*fix, opt.config, fix_unsafe);
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
     check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
-    check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
+    auto* check_unsafe = check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
     check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    graphmend::config::add_cli_flags(*check, opt.config, check_unsafe);
 
     // `graphmend rule CODE|NAME` and `graphmend rule --all`: print rule pages, as `ruff rule`.
     std::string rule_code;
@@ -189,6 +202,9 @@ int main(int argc, char** argv) {
     }
     try {
         return run(opt, fix->parsed());
+    } catch (const graphmend::config::ConfigError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
     } catch (const std::exception& e) {
         fmt::print(stderr, "internal error: {}\n", e.what());
         return 2;

@@ -6,6 +6,7 @@
 // leaves the file unchanged and is reported as an error.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,9 +22,20 @@ struct FixOptions {
     unsigned threads = 1;
 };
 
+/// What the configuration (see config.hpp) says for one file.
+struct FileSettings {
+    std::vector<std::string> selected;  // the codes of the rules whose sites are kept
+    std::optional<bool> unsafe_fixes;   // set: replaces FixOptions::unsafe_fixes for this file
+};
+
 struct InputFile {
     std::string path;  // as given; also used to find the package the file belongs to
     std::string text;
+    /// Null: every rule, and FixOptions::unsafe_fixes. A site of a rule not selected, or
+    /// one a `# noqa` comment on its first line suppresses, is neither fixed nor reported
+    /// (it is counted in FileOutcome::suppressed); a file with a `# graphmend: skip-file`
+    /// comment is analysed with the others but gets no rules.
+    std::shared_ptr<const FileSettings> settings = nullptr;
 };
 
 struct FileOutcome {
@@ -34,6 +46,8 @@ struct FileOutcome {
     std::vector<rules::Site> sites;    // in source order
     std::vector<bool> applied;         // per site: its fix is in `fixed`
     std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
+    std::size_t suppressed = 0;        // sites left out: a rule not selected, or a `# noqa` comment
+    std::vector<std::string> warnings; // "path:line: message": a malformed `# noqa` or `# graphmend:` comment
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
 
     [[nodiscard]] bool changed() const { return fixed != original; }

@@ -11,7 +11,8 @@
 namespace graphmend::output {
 
 /// One line per site, `path:line:col: CODE [fixed|refused|not applied] what: detail`,
-/// then a summary line per file: sites found, fixed, refused (ruff/clang-tidy style).
+/// then a summary line per file: sites found, fixed, refused, and suppressed when any
+/// (ruff/clang-tidy style).
 std::string text_report(const FileOutcome& outcome);
 
 /// The report of all files as JSON: {"files": [{"path", "project", "changed", "error",
@@ -45,8 +46,8 @@ void write_atomically(const std::string& path, const std::string& text, LinkPoli
 /// Reads a whole file. Throws std::runtime_error when it cannot be read.
 std::string read_file(const std::string& path);
 
-/// The *.py files of each path: a file as given, a folder recursively in sorted order,
-/// skipping hidden folders and __pycache__. Throws std::runtime_error for a missing path.
+/// The *.py files of each path, found as config::discover finds them with no configuration
+/// file read (the default excludes, .gitignore). Throws std::runtime_error for a missing path.
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths);
 
 }  // namespace graphmend::output

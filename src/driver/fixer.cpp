@@ -10,6 +10,7 @@
 
 #include "graphmend/parallel.hpp"
 #include "graphmend/runtime_sources.hpp"
+#include "graphmend/suppressions.hpp"
 
 namespace graphmend {
 
@@ -115,24 +116,68 @@ std::string location(const std::string& path, syntax::LineCol where) {
     return fmt::format("{}:{}:{}", path, where.line, where.col);
 }
 
+// A site left out by the configuration or a comment.
+struct Suppressed {
+    std::uint32_t begin, end, line;
+    std::string code;
+};
+
+// Keeps in `out.sites` the sites of selected rules that no noqa comment suppresses; counts
+// the others and returns those a noqa comment suppresses.
+std::vector<Suppressed> drop_suppressed(FileOutcome& out, const FileSettings* settings, const Suppressions& noqa) {
+    std::vector<Suppressed> by_comment;
+    std::erase_if(out.sites, [&](const rules::Site& site) {
+        const bool selected = settings == nullptr || std::find(settings->selected.begin(), settings->selected.end(),
+                                                               site.code) != settings->selected.end();
+        const bool commented = noqa.suppresses(site.where.line, site.code);
+        if (commented) by_comment.push_back({site.begin, site.end, site.where.line, site.code});
+        out.suppressed += selected && !commented ? 0 : 1;
+        return !selected || commented;
+    });
+    return by_comment;
+}
+
+// A site a noqa comment suppresses that one of `fix`'s edits would change, if any: a fix
+// that rewrites a span holding one would silently rewrite it too.
+const Suppressed* touches(const rules::Fix& fix, const std::vector<Suppressed>& suppressed) {
+    for (const Suppressed& s : suppressed) {
+        for (const edits::Edit& e : fix.edits) {
+            const bool changes =
+                e.begin == e.end ? s.begin < e.begin && e.begin < s.end : e.begin < s.end && s.begin < e.end;
+            if (changes) return &s;
+        }
+    }
+    return nullptr;
+}
+
 // Runs the rules over one file of the project and applies its fixes to `out`. Reads only
 // the (immutable) project and this file's tree: files are fixed in parallel.
 void fix_one(const analysis::Project& project, const analysis::Values& values, std::size_t f,
-             const FixOptions& options, FileOutcome& out) {
+             const FixOptions& options, const FileSettings* settings, const Suppressions& noqa, FileOutcome& out) {
     if (out.skip_rules) return;
     const analysis::SourceFile& file = project.files()[f];
     const rules::Context ctx{project, f, values};
     for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
+    const std::vector<Suppressed> suppressed = drop_suppressed(out, settings, noqa);
     out.applied.assign(out.sites.size(), false);
+    const bool unsafe_fixes =
+        settings != nullptr && settings->unsafe_fixes ? *settings->unsafe_fixes : options.unsafe_fixes;
 
     std::vector<edits::Edit> accepted;
     std::vector<std::string> runtime;
     for (std::size_t s = 0; s < out.sites.size(); ++s) {
         rules::Site& site = out.sites[s];
         if (!site.fix) continue;
-        if (site.fix->applicability == rules::Applicability::Unsafe && !options.unsafe_fixes) continue;
+        if (site.fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes) continue;
+        if (const Suppressed* hidden = touches(*site.fix, suppressed)) {
+            site.reason = fmt::format("its rewrite would change the {} site at line {}, which a noqa comment "
+                                      "suppresses",
+                                      hidden->code, hidden->line);
+            site.fix.reset();
+            continue;
+        }
         const edits::Acceptance verdict = edits::accept(accepted, site.fix->edits);
         if (verdict.outcome == edits::Acceptance::Within && site.code == "GM201") {
             // A select inside another site's rewrite (a conditional expression or a tensor
@@ -181,11 +226,15 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
 }
 
 
-// One pass of the pipeline over all files. Files whose `rules_on` entry is false are
-// parsed and analysed (they are part of the project) but get no rules.
+// One pass of the pipeline over all files. Files whose `rules_on` entry is false, or with a
+// skip-file comment, are parsed and analysed (they are part of the project) but get no rules.
+// The first pass (empty `noqa`) finds each file's suppression comments; later passes, over
+// rewritten texts with the same line numbers, use the first pass's.
 std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOptions& options,
-                                  const std::vector<bool>* rules_on) {
+                                  const std::vector<bool>* rules_on, std::vector<Suppressions>& noqa) {
     const std::size_t n = inputs.size();
+    const bool first = noqa.empty();
+    if (first) noqa.resize(n);
     std::vector<FileOutcome> outcomes(n);
     for (std::size_t i = 0; rules_on != nullptr && i < n; ++i) outcomes[i].skip_rules = !(*rules_on)[i];
     // 1. Parse and index every file (in parallel: each file is its own work).
@@ -201,6 +250,11 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
             return;
+        }
+        if (first) {
+            noqa[i] = find_suppressions(tree, inputs[i].path);
+            outcomes[i].warnings = noqa[i].warnings;
+            outcomes[i].skip_rules = outcomes[i].skip_rules || noqa[i].skip_file;
         }
         auto index = analysis::index_module(tree.root());
         parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
@@ -220,7 +274,8 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     const analysis::Values values(project);
     // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
     parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
-        fix_one(project, values, f, options, outcomes[input_of_file[f]]);
+        const std::size_t i = input_of_file[f];
+        fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
     });
     return outcomes;
 }
@@ -269,7 +324,10 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
 }  // namespace
 
 std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
-    std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr);
+    std::vector<std::shared_ptr<const FileSettings>> settings;
+    for (const InputFile& in : inputs) settings.push_back(in.settings);
+    std::vector<Suppressions> noqa;
+    std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr, noqa);
     // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
     // is run again over its rewritten text (a site refused because of another site inside
     // it, a nested `if`, can be fixed once that one is), until no pass fixes more.
@@ -286,8 +344,10 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         }
         if (!any) break;
         std::vector<InputFile> next;
-        for (const FileOutcome& o : outcomes) next.push_back({o.path, o.fixed});
-        std::vector<FileOutcome> more = run_pass(std::move(next), options, &again);
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i]});
+        }
+        std::vector<FileOutcome> more = run_pass(std::move(next), options, &again, noqa);
         bool progress = false;
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
             if (!again[i] || more[i].error || !more[i].changed()) continue;

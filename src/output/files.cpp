@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "graphmend/config.hpp"
 #include "graphmend/output.hpp"
 
 namespace graphmend::output {
@@ -129,32 +130,12 @@ void write_atomically(const std::string& path, const std::string& text, LinkPoli
 }
 
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths) {
-    std::vector<std::string> out;
-    for (const auto& p : paths) {
-        std::error_code ec;
-        const auto status = fs::status(p, ec);
-        if (ec || !fs::exists(status)) throw std::runtime_error(fmt::format("{}: no such file or folder", p));
-        if (!fs::is_directory(status)) {
-            out.push_back(p);
-            continue;
-        }
-        std::vector<std::string> found;
-        for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-             it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (ec) break;
-            const auto name = it->path().filename().string();
-            if (it->is_directory() && (name.starts_with(".") || name == "__pycache__")) {
-                it.disable_recursion_pending();
-                continue;
-            }
-            if (it->is_regular_file() && !it->is_symlink() && it->path().extension() == ".py") {
-                found.push_back(it->path().string());
-            }
-        }
-        std::sort(found.begin(), found.end());
-        out.insert(out.end(), found.begin(), found.end());
-    }
-    return out;
+    config::Overrides isolated;
+    isolated.isolated = true;
+    config::Resolver defaults(std::move(isolated));
+    config::Discovered found = config::discover(paths, defaults);
+    if (!found.errors.empty()) throw std::runtime_error(found.errors.front());
+    return std::move(found.files);
 }
 
 }  // namespace graphmend::output

@@ -78,8 +78,9 @@ std::string text_report(const FileOutcome& o) {
         }
     }
     if (o.error) out += *o.error + "\n";
-    out += fmt::format("{}: {} site{} found, {} fixed, {} refused{}\n", o.path, o.sites.size(),
-                       o.sites.size() == 1 ? "" : "s", fixed, refused, o.error ? " (error)" : "");
+    out += fmt::format("{}: {} site{} found, {} fixed, {} refused{}{}\n", o.path, o.sites.size(),
+                       o.sites.size() == 1 ? "" : "s", fixed, refused,
+                       o.suppressed ? fmt::format(", {} suppressed", o.suppressed) : "", o.error ? " (error)" : "");
     return out;
 }
 

@@ -1,0 +1,57 @@
+// The configuration flags: see include/graphmend/config_cli.hpp.
+#include "graphmend/config_cli.hpp"
+
+namespace graphmend::config {
+
+namespace {
+
+const CLI::Validator kSelector(
+    [](std::string& s) { return valid_selector(s) ? std::string() : "unknown rule selector `" + s + "`"; }, "",
+    "rule selector");
+
+const CLI::Validator kGlob([](std::string& s) { return glob_error(s).value_or(std::string()); }, "", "glob");
+
+void add_codes(CLI::App& command, const std::string& name, std::vector<std::string>& into, const std::string& help) {
+    command.add_option(name, into, help)->delimiter(',')->check(kSelector)->type_name("CODES");
+}
+
+}  // namespace
+
+void add_cli_flags(CLI::App& command, CliFlags& flags, CLI::Option* unsafe_fixes) {
+    auto* config = command.add_option("--config", flags.config,
+                                      "read this configuration file for every input, and no other (its globs are "
+                                      "relative to the working folder)")
+                       ->type_name("PATH");
+    command.add_flag("--isolated", flags.isolated, "read no configuration file")->excludes(config);
+    add_codes(command, "--select", flags.select,
+              "rules to run, as codes or prefixes, comma-separated (replaces the configuration's select)");
+    add_codes(command, "--extend-select", flags.extend_select, "rules to run besides the selected ones");
+    add_codes(command, "--ignore", flags.ignore, "rules not to run");
+    command.add_option("--extend-exclude", flags.extend_exclude,
+                       "globs of more files and folders to leave out of folder walks, comma-separated")
+        ->delimiter(',')
+        ->check(kGlob)
+        ->type_name("GLOBS");
+    command.add_flag("--no-respect-gitignore", flags.no_respect_gitignore,
+                     "walk files and folders that .gitignore files exclude");
+    command.add_flag("--no-unsafe-fixes", flags.no_unsafe_fixes,
+                     "apply no unsafe fix, whatever the configuration says")
+        ->excludes(unsafe_fixes);
+}
+
+Overrides overrides(const CliFlags& flags, bool unsafe_fixes) {
+    Overrides out;
+    const fs::path cwd = fs::current_path();
+    if (!flags.select.empty()) out.rules.select = flags.select;
+    out.rules.extend_select = flags.extend_select;
+    out.rules.ignore = flags.ignore;
+    for (const auto& glob : flags.extend_exclude) out.extend_exclude.push_back(FilePattern::relative_to(glob, cwd));
+    if (unsafe_fixes) out.unsafe_fixes = true;
+    if (flags.no_unsafe_fixes) out.unsafe_fixes = false;
+    out.no_respect_gitignore = flags.no_respect_gitignore;
+    out.config_file = flags.config;
+    out.isolated = flags.isolated;
+    return out;
+}
+
+}  // namespace graphmend::config

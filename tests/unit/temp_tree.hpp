@@ -1,0 +1,43 @@
+// A temporary folder tree for tests of file discovery and configuration, removed at the end.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+struct TempTree {
+    std::filesystem::path root;
+
+    TempTree() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "graphmend-test-XXXXXX").string();
+        root = std::filesystem::canonical(::mkdtemp(tmpl.data()));
+    }
+    ~TempTree() {
+        std::error_code ec;
+        std::filesystem::remove_all(root, ec);
+    }
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+
+    void write(const std::string& relative, const std::string& text) const {
+        const auto path = root / relative;
+        std::filesystem::create_directories(path.parent_path());
+        std::ofstream(path, std::ios::binary) << text;
+    }
+    void mkdir(const std::string& relative) const { std::filesystem::create_directories(root / relative); }
+    void symlink(const std::string& target, const std::string& relative) const {
+        std::filesystem::create_directories((root / relative).parent_path());
+        std::filesystem::create_symlink(target, root / relative);
+    }
+    /// An empty git repository at `relative` (what `git init` leaves, as far as libgit2 needs).
+    void git_init(const std::string& relative = ".") const {
+        const auto git = root / relative / ".git";
+        std::filesystem::create_directories(git / "objects");
+        std::filesystem::create_directories(git / "refs" / "heads");
+        std::filesystem::create_directories(git / "info");
+        std::ofstream(git / "HEAD") << "ref: refs/heads/main\n";
+        std::ofstream(git / "config") << "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
+    }
+};
