@@ -7,14 +7,18 @@
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
 //
-// Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
-// processed; 1 a file could not be processed (the others are still done); 2 usage error.
+// Human reports go to stderr, diffs and `-` output to stdout, machine reports (--output-format
+// json|sarif|github) to stdout or --output-file. Exit codes (output::exit_code): 0 nothing to
+// report; 1 a finding (check: a fixable site; a syntax error); 2 a usage, read, write or
+// internal error.
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -29,98 +33,149 @@ struct Options {
     std::vector<std::string> paths;
     std::string output;
     std::string report_json;
+    std::string output_format = "text";
+    std::string output_file;
     bool diff = false;
     bool unsafe_fixes = false;
     bool quiet = false;
+    bool statistics = false;
+    bool show_fixes = false;
+    bool exit_zero = false;
+    bool exit_non_zero_on_fix = false;
     unsigned threads = 0;  // 0: one per hardware thread
+
+    [[nodiscard]] bool from_stdin() const { return paths.size() == 1 && paths[0] == "-"; }
 };
 
-int run(const Options& opt, bool write) {
+bool is_folder(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec);
+}
+
+// A usage error found before any file is read; empty when there is none.
+std::string usage_error(const Options& opt, bool fix) {
+    using graphmend::output::Format;
+    if (!opt.output.empty()) {
+        if (opt.paths.size() != 1) return "-o/--output takes exactly one input file";
+        if (opt.diff) return "--diff writes nothing; it cannot be combined with -o";
+        if (!opt.from_stdin() && is_folder(opt.paths[0])) return "-o/--output takes one input file, not a folder";
+        if (is_folder(opt.output)) return "-o/--output names the fixed file, not a folder";
+    }
+    const bool code_on_stdout = fix && (opt.diff || (opt.from_stdin() && opt.output.empty()));
+    const bool machine = graphmend::output::is_machine(*graphmend::output::parse_format(opt.output_format));
+    if (code_on_stdout && machine && opt.output_file.empty()) {
+        return fmt::format("stdout carries the {}: write the {} report with --output-file",
+                           opt.diff ? "diff" : "fixed code", opt.output_format);
+    }
+    if (opt.report_json == "-" && (code_on_stdout || (machine && opt.output_file.empty()))) {
+        return fmt::format("stdout already carries the {}: give --report-json a file",
+                           code_on_stdout ? (opt.diff ? "diff" : "fixed code") : opt.output_format + " report");
+    }
+    return {};
+}
+
+// The inputs: stdin, or the *.py files of the paths; what could not be read goes to `errors`.
+std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<std::string>& errors) {
     using namespace graphmend;
+    if (opt.from_stdin()) return {{"-", std::string(std::istreambuf_iterator<char>(std::cin), {})}};
+    std::vector<std::string> files;
+    for (const auto& p : opt.paths) {
+        try {
+            for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
+        } catch (const std::exception& e) {
+            errors.emplace_back(e.what());
+        }
+    }
+    // Read in parallel; errors are reported in file order, as with one thread.
+    std::vector<std::string> texts(files.size());
+    std::vector<std::string> read_errors(files.size());
+    parallel_for(files.size(), opt.threads, [&](std::size_t i) {
+        try {
+            texts[i] = output::read_file(files[i]);
+        } catch (const std::exception& e) {
+            read_errors[i] = e.what();
+        }
+    });
     std::vector<InputFile> inputs;
-    bool failed = false;
-    const bool from_stdin = opt.paths.size() == 1 && opt.paths[0] == "-";
-    if (from_stdin) {
-        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {})});
-    } else {
-        std::vector<std::string> files;
-        for (const auto& p : opt.paths) {
-            try {
-                for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
-            } catch (const std::exception& e) {
-                fmt::print(stderr, "error: {}\n", e.what());
-                failed = true;
-            }
-        }
-        // Read in parallel; errors are reported in file order, as with one thread.
-        std::vector<std::string> texts(files.size());
-        std::vector<std::string> read_errors(files.size());
-        graphmend::parallel_for(files.size(), opt.threads, [&](std::size_t i) {
-            try {
-                texts[i] = output::read_file(files[i]);
-            } catch (const std::exception& e) {
-                read_errors[i] = e.what();
-            }
-        });
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            if (!read_errors[i].empty()) {
-                fmt::print(stderr, "error: {}\n", read_errors[i]);
-                failed = true;
-                continue;
-            }
-            inputs.push_back({std::move(files[i]), std::move(texts[i])});
-        }
-    }
-    const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
-    std::size_t changed = 0;
-    for (const auto& o : outcomes) {
-        if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
-        if (o.error) failed = true;
-        if (!o.changed()) {
-            if (write && !opt.output.empty() && !o.error) {
-                // -o always writes the (unchanged) result.
-                try {
-                    output::write_atomically(opt.output, o.fixed);
-                } catch (const std::exception& e) {
-                    fmt::print(stderr, "error: {}\n", e.what());
-                    failed = true;
-                }
-            } else if (write && from_stdin && !opt.diff) {
-                fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file; `fix --diff -` prints no diff
-            }
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (!read_errors[i].empty()) {
+            errors.push_back(std::move(read_errors[i]));
             continue;
         }
-        ++changed;
-        if (opt.diff) {
-            fmt::print("{}", output::unified_diff(o.path, o.original, o.fixed));
-            continue;
-        }
-        if (!write) continue;
-        try {
-            if (from_stdin && opt.output.empty()) {
-                fmt::print("{}", o.fixed);
-            } else {
-                output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed);
+        inputs.push_back({std::move(files[i]), std::move(texts[i])});
+    }
+    return inputs;
+}
+
+// Prints diffs, `-` output, and writes files (fix); records what was written and what failed.
+void deliver(const Options& opt, graphmend::output::Results& results) {
+    using graphmend::output::Mode;
+    const auto& outcomes = results.outcomes;
+    results.written.assign(outcomes.size(), false);
+    results.write_errors.assign(outcomes.size(), "");
+    for (std::size_t i = 0; i < outcomes.size() && results.mode != Mode::Check; ++i) {
+        const auto& o = outcomes[i];
+        if (results.mode == Mode::Diff) {
+            fmt::print("{}", graphmend::output::unified_diff(o.path, o.original, o.fixed));
+        } else if (opt.from_stdin() && opt.output.empty()) {
+            fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file too
+            results.written[i] = true;
+        } else if (!o.error && (o.changed() || !opt.output.empty())) {  // -o always writes the result
+            try {
+                graphmend::output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed);
+                results.written[i] = true;
+            } catch (const std::exception& e) {
+                results.write_errors[i] = e.what();
             }
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "error: {}\n", e.what());
-            failed = true;
         }
     }
-    if (outcomes.size() > 1 && !opt.quiet) {
-        fmt::print(stderr, "{}", output::project_report(outcomes));
-        fmt::print(stderr, "{} file{} checked, {} {}\n", outcomes.size(), outcomes.size() == 1 ? "" : "s", changed,
-                   write && !opt.diff ? "rewritten" : "would be rewritten");
+    std::fflush(stdout);
+}
+
+int run(const Options& opt, bool fix) {
+    using namespace graphmend;
+    std::vector<std::string> read_errors;
+    std::vector<InputFile> inputs = read_inputs(opt, read_errors);
+    if (!opt.output.empty() && inputs.size() + read_errors.size() != 1) {
+        fmt::print(stderr, "error: -o/--output takes exactly one input file; {} found\n",
+                   inputs.size() + read_errors.size());
+        return 2;
     }
-    if (!opt.report_json.empty()) {
-        try {
-            output::write_atomically(opt.report_json, output::json_report(outcomes).dump(2) + "\n");
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "error: {}\n", e.what());
-            failed = true;
-        }
+    FixOptions fix_options{opt.unsafe_fixes, opt.threads, {}};
+    std::optional<output::Progress> progress;
+    if (!opt.quiet && ::isatty(STDERR_FILENO) != 0) {
+        progress.emplace(stderr);
+        fix_options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+            progress->update(stage, done, total);
+        };
     }
-    return failed ? 1 : 0;
+    const auto outcomes = fix_files(std::move(inputs), fix_options);
+    if (progress) progress->finish();
+    const auto mode = !fix ? output::Mode::Check : opt.diff ? output::Mode::Diff : output::Mode::Fix;
+    output::Results results{outcomes, mode, {}, {}, std::move(read_errors)};
+    deliver(opt, results);
+    const output::Emit emit{*output::parse_format(opt.output_format), opt.output_file, opt.report_json, opt.quiet,
+                            opt.statistics, opt.show_fixes};
+    const bool reported = output::emit_reports(results, emit);
+    const int code = output::exit_code(results, {opt.exit_zero, opt.exit_non_zero_on_fix});
+    return reported ? code : 2;
+}
+
+// The options `fix` and `check` share.
+void add_common(CLI::App* cmd, Options& opt) {
+    static const std::vector<std::string> formats(std::begin(graphmend::output::kFormatNames),
+                                                  std::end(graphmend::output::kFormatNames));
+    cmd->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    cmd->add_option("--output-format", opt.output_format,
+                    "text (default), concise, grouped (stderr); json, sarif, github (stdout or --output-file)")
+        ->envname("GRAPHMEND_OUTPUT_FORMAT")
+        ->check(CLI::IsMember(formats));
+    cmd->add_option("--output-file", opt.output_file, "write the report here instead of stderr/stdout");
+    cmd->add_option("--report-json", opt.report_json, "also write the JSON report to this file (- for stdout)");
+    cmd->add_flag("--statistics", opt.statistics, "print the count of sites per code instead of each site");
+    cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
+    cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
+    cmd->add_flag("-q,--quiet", opt.quiet, "report only errors");
 }
 
 constexpr unsigned kMaxThreads = 1024;
@@ -131,24 +186,21 @@ constexpr const char* kThreadsHelp =
 
 int main(int argc, char** argv) {
     CLI::App app{"graphmend: removes TorchDynamo graph breaks from PyTorch model sources"};
-    app.set_version_flag("--version", "graphmend 0.1.0");
+    app.set_version_flag("--version", fmt::format("graphmend {}", graphmend::output::kVersion));
     app.require_subcommand(1);
     Options opt;
 
     auto* fix = app.add_subcommand("fix", "rewrite the sites graphmend can fix");
-    fix->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    add_common(fix, opt);
     fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
     fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
     fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
-    fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
-    fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
+    fix->add_flag("--exit-non-zero-on-fix", opt.exit_non_zero_on_fix, "exit 1 when a file was rewritten");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
-    check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    add_common(check, opt);
     check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
-    check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
-    check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
 
     try {
@@ -159,12 +211,8 @@ int main(int argc, char** argv) {
         app.exit(e);
         return 2;
     }
-    if (!opt.output.empty() && opt.paths.size() != 1) {
-        fmt::print(stderr, "error: -o/--output takes exactly one input file\n");
-        return 2;
-    }
-    if (!opt.output.empty() && opt.diff) {
-        fmt::print(stderr, "error: --diff writes nothing; it cannot be combined with -o\n");
+    if (const std::string error = usage_error(opt, fix->parsed()); !error.empty()) {
+        fmt::print(stderr, "error: {}\n", error);
         return 2;
     }
     try {
