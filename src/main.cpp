@@ -54,7 +54,6 @@ bool is_folder(const std::string& path) {
 
 // A usage error found before any file is read; empty when there is none.
 std::string usage_error(const Options& opt, bool fix) {
-    using graphmend::output::Format;
     if (!opt.output.empty()) {
         if (opt.paths.size() != 1) return "-o/--output takes exactly one input file";
         if (opt.diff) return "--diff writes nothing; it cannot be combined with -o";

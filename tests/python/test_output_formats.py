@@ -120,6 +120,9 @@ def test_failed_write_exits_2_and_is_not_counted(files):
     report = json.loads(proc.stdout)
     assert report["files"][0]["written"] is False and report["files"][0]["write_error"]
     assert report["totals"]["rewritten"] == 0 and report["totals"]["failures"] == 1
+    unwritable_report = graphmend("check", "--exit-zero", "--output-format", "sarif", "--output-file",
+                                  files / "no-such-folder" / "r.sarif", files / "refused.py")
+    assert unwritable_report.returncode == 2 and "no-such-folder" in unwritable_report.stderr
 
 
 def test_output_misuse_is_a_usage_error(files):
