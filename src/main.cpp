@@ -9,19 +9,23 @@
 //                                         thread per CPU. Output is the same for every N.
 //   --config, --isolated, --select, ...   configuration (ruff's flags; see config_cli.hpp)
 //
-// Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
-// processed; 1 a file could not be processed (the others are still done); 2 usage error or a
-// malformed configuration.
+// Human reports go to stderr, diffs and `-` output to stdout, machine reports (--output-format
+// json|sarif|github) to stdout or --output-file. Exit codes (output::exit_code): 0 nothing to
+// report; 1 a finding (check: a fixable site; a syntax error); 2 a usage, read, write or
+// internal error, or a malformed configuration.
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "graphmend/config.hpp"
 #include "graphmend/config_cli.hpp"
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
@@ -34,12 +38,20 @@ struct Options {
     std::vector<std::string> paths;
     std::string output;
     std::string report_json;
+    std::string output_format = "text";
+    std::string output_file;
     bool diff = false;
     bool unsafe_fixes = false;
     bool quiet = false;
+    bool statistics = false;
+    bool show_fixes = false;
+    bool exit_zero = false;
+    bool exit_non_zero_on_fix = false;
     bool write_through_links = false;
     unsigned threads = 0;  // 0: one per hardware thread
     graphmend::config::CliFlags config;
+
+    [[nodiscard]] bool from_stdin() const { return paths.size() == 1 && paths[0] == "-"; }
 };
 
 graphmend::output::LinkPolicy links(const Options& opt) {
@@ -51,95 +63,141 @@ void warn(const Options& opt, const std::vector<std::string>& warnings) {
     for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
 }
 
-int run(const Options& opt, bool write) {
+bool is_folder(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec);
+}
+
+// A usage error found before any file is read; empty when there is none.
+std::string usage_error(const Options& opt, bool fix) {
+    if (!opt.output.empty()) {
+        if (opt.paths.size() != 1) return "-o/--output takes exactly one input file";
+        if (opt.diff) return "--diff writes nothing; it cannot be combined with -o";
+        if (!opt.from_stdin() && is_folder(opt.paths[0])) return "-o/--output takes one input file, not a folder";
+        if (is_folder(opt.output)) return "-o/--output names the fixed file, not a folder";
+    }
+    const bool code_on_stdout = fix && (opt.diff || (opt.from_stdin() && opt.output.empty()));
+    const bool machine = graphmend::output::is_machine(*graphmend::output::parse_format(opt.output_format));
+    if (code_on_stdout && machine && opt.output_file.empty()) {
+        return fmt::format("stdout carries the {}: write the {} report with --output-file",
+                           opt.diff ? "diff" : "fixed code", opt.output_format);
+    }
+    if (opt.report_json == "-" && (code_on_stdout || (machine && opt.output_file.empty()))) {
+        return fmt::format("stdout already carries the {}: give --report-json a file",
+                           code_on_stdout ? (opt.diff ? "diff" : "fixed code") : opt.output_format + " report");
+    }
+    return {};
+}
+
+// The inputs: stdin, or the *.py files of the paths (config::discover: excludes, .gitignore),
+// each with its configuration; what could not be read goes to `errors`. Every configuration is
+// read (a malformed one throws config::ConfigError) before any file.
+std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<std::string>& errors) {
     using namespace graphmend;
-    std::vector<InputFile> inputs;
-    bool failed = false;
-    const bool from_stdin = opt.paths.size() == 1 && opt.paths[0] == "-";
-    config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));  // throws ConfigError
-    if (from_stdin) {
-        inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file("-")});
-    } else {
-        config::Discovered found = config::discover(opt.paths, resolver);
-        for (const auto& e : found.errors) fmt::print(stderr, "error: {}\n", e);
-        failed = !found.errors.empty();
-        warn(opt, found.warnings);
-        std::vector<std::string> files = std::move(found.files);
-        // Every configuration is read (and a malformed one stops the run) before any file.
-        std::vector<std::shared_ptr<const FileSettings>> settings;
-        for (const auto& f : files) settings.push_back(resolver.for_file(f));
-        // Read in parallel; errors are reported in file order, as with one thread.
-        std::vector<std::string> texts(files.size());
-        std::vector<std::string> read_errors(files.size());
-        graphmend::parallel_for(files.size(), opt.threads, [&](std::size_t i) {
-            try {
-                texts[i] = output::read_file(files[i]);
-            } catch (const std::exception& e) {
-                read_errors[i] = e.what();
-            }
-        });
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            if (!read_errors[i].empty()) {
-                fmt::print(stderr, "error: {}\n", read_errors[i]);
-                failed = true;
-                continue;
-            }
-            inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i])});
-        }
+    config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));
+    if (opt.from_stdin()) {
+        std::vector<InputFile> in{{"-", std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file("-")}};
+        warn(opt, resolver.take_warnings());
+        return in;
     }
+    config::Discovered found = config::discover(opt.paths, resolver);
+    for (auto& e : found.errors) errors.push_back(std::move(e));
+    warn(opt, found.warnings);
+    std::vector<std::string> files = std::move(found.files);
+    std::vector<std::shared_ptr<const FileSettings>> settings;
+    for (const auto& f : files) settings.push_back(resolver.for_file(f));
     warn(opt, resolver.take_warnings());
-    const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
-    std::size_t changed = 0;
-    for (const auto& o : outcomes) {
-        warn(opt, o.warnings);
-        if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
-        if (o.error) failed = true;
-        if (!o.changed()) {
-            if (write && !opt.output.empty() && !o.error) {
-                // -o always writes the (unchanged) result.
-                try {
-                    output::write_atomically(opt.output, o.fixed, links(opt));
-                } catch (const std::exception& e) {
-                    fmt::print(stderr, "error: {}\n", e.what());
-                    failed = true;
-                }
-            } else if (write && from_stdin && !opt.diff) {
-                fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file; `fix --diff -` prints no diff
-            }
+    // Read in parallel; errors are reported in file order, as with one thread.
+    std::vector<std::string> texts(files.size());
+    std::vector<std::string> read_errors(files.size());
+    parallel_for(files.size(), opt.threads, [&](std::size_t i) {
+        try {
+            texts[i] = output::read_file(files[i]);
+        } catch (const std::exception& e) {
+            read_errors[i] = e.what();
+        }
+    });
+    std::vector<InputFile> inputs;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (!read_errors[i].empty()) {
+            errors.push_back(std::move(read_errors[i]));
             continue;
         }
-        ++changed;
-        if (opt.diff) {
-            fmt::print("{}", output::unified_diff(o.path, o.original, o.fixed));
-            continue;
-        }
-        if (!write) continue;
-        try {
-            if (from_stdin && opt.output.empty()) {
-                fmt::print("{}", o.fixed);
-            } else {
-                output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
+        inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i])});
+    }
+    return inputs;
+}
+
+// Prints diffs, `-` output, and writes files (fix); records what was written and what failed.
+void deliver(const Options& opt, graphmend::output::Results& results) {
+    using graphmend::output::Mode;
+    const auto& outcomes = results.outcomes;
+    results.written.assign(outcomes.size(), false);
+    results.write_errors.assign(outcomes.size(), "");
+    for (std::size_t i = 0; i < outcomes.size() && results.mode != Mode::Check; ++i) {
+        const auto& o = outcomes[i];
+        if (results.mode == Mode::Diff) {
+            fmt::print("{}", graphmend::output::unified_diff(o.path, o.original, o.fixed));
+        } else if (opt.from_stdin() && opt.output.empty()) {
+            fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file too
+            results.written[i] = true;
+        } else if (!o.error && (o.changed() || !opt.output.empty())) {  // -o always writes the result
+            try {
+                graphmend::output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
+                results.written[i] = true;
+            } catch (const std::exception& e) {
+                results.write_errors[i] = e.what();
             }
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "error: {}\n", e.what());
-            failed = true;
         }
     }
-    if (outcomes.size() > 1 && !opt.quiet) {
-        fmt::print(stderr, "{}", output::project_report(outcomes));
-        fmt::print(stderr, "{} file{} checked, {} {}\n", outcomes.size(), outcomes.size() == 1 ? "" : "s", changed,
-                   write && !opt.diff ? "rewritten" : "would be rewritten");
+    std::fflush(stdout);
+}
+
+int run(const Options& opt, bool fix) {
+    using namespace graphmend;
+    std::vector<std::string> read_errors;
+    std::vector<InputFile> inputs = read_inputs(opt, read_errors);
+    if (!opt.output.empty() && inputs.size() + read_errors.size() != 1) {
+        fmt::print(stderr, "error: -o/--output takes exactly one input file; {} found\n",
+                   inputs.size() + read_errors.size());
+        return 2;
     }
-    if (!opt.report_json.empty()) {
-        try {
-            output::write_atomically(opt.report_json, output::json_report(outcomes).dump(2) + "\n",
-                                     output::LinkPolicy::WriteThrough);
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "error: {}\n", e.what());
-            failed = true;
-        }
+    FixOptions fix_options{opt.unsafe_fixes, opt.threads, {}};
+    std::optional<output::Progress> progress;
+    if (!opt.quiet && ::isatty(STDERR_FILENO) != 0) {
+        progress.emplace(stderr);
+        fix_options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+            progress->update(stage, done, total);
+        };
     }
-    return failed ? 1 : 0;
+    const auto outcomes = fix_files(std::move(inputs), fix_options);
+    for (const auto& o : outcomes) warn(opt, o.warnings);
+    if (progress) progress->finish();
+    const auto mode = !fix ? output::Mode::Check : opt.diff ? output::Mode::Diff : output::Mode::Fix;
+    output::Results results{outcomes, mode, {}, {}, std::move(read_errors)};
+    deliver(opt, results);
+    const output::Emit emit{*output::parse_format(opt.output_format), opt.output_file, opt.report_json, opt.quiet,
+                            opt.statistics, opt.show_fixes};
+    const bool reported = output::emit_reports(results, emit);
+    const int code = output::exit_code(results, {opt.exit_zero, opt.exit_non_zero_on_fix});
+    return reported ? code : 2;
+}
+
+// The options `fix` and `check` share.
+void add_common(CLI::App* cmd, Options& opt) {
+    static const std::vector<std::string> formats(std::begin(graphmend::output::kFormatNames),
+                                                  std::end(graphmend::output::kFormatNames));
+    cmd->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    cmd->add_option("--output-format", opt.output_format,
+                    "text (default), concise, grouped (stderr); json, sarif, github (stdout or --output-file)")
+        ->envname("GRAPHMEND_OUTPUT_FORMAT")
+        ->check(CLI::IsMember(formats));
+    cmd->add_option("--output-file", opt.output_file, "write the report here instead of stderr/stdout");
+    cmd->add_option("--report-json", opt.report_json, "also write the JSON report to this file (- for stdout)");
+    cmd->add_flag("--statistics", opt.statistics, "print the count of sites per code instead of each site");
+    cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
+    cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
+    cmd->add_flag("-q,--quiet", opt.quiet, "report only errors");
 }
 
 constexpr unsigned kMaxThreads = 1024;
@@ -150,17 +208,16 @@ constexpr const char* kThreadsHelp =
 
 int main(int argc, char** argv) {
     CLI::App app{"graphmend: removes TorchDynamo graph breaks from PyTorch model sources"};
-    app.set_version_flag("--version", "graphmend " GRAPHMEND_VERSION);  // CMakeLists.txt project(VERSION)
+    app.set_version_flag("--version", fmt::format("graphmend {}", graphmend::output::kVersion));  // CMakeLists.txt
     app.require_subcommand(1);
     Options opt;
 
     auto* fix = app.add_subcommand("fix", "rewrite the sites graphmend can fix");
-    fix->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    add_common(fix, opt);
     fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
     fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
     auto* fix_unsafe = fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
-    fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
-    fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
+    fix->add_flag("--exit-non-zero-on-fix", opt.exit_non_zero_on_fix, "exit 1 when a file was rewritten");
     fix->add_flag("--write-through-links", opt.write_through_links,
                   "rewrite the file a symbolic link points to, and hard-linked files in place (default: such files "
                   "are not rewritten, with an error)");
@@ -168,10 +225,8 @@ int main(int argc, char** argv) {
     graphmend::config::add_cli_flags(*fix, opt.config, fix_unsafe);
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
-    check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    add_common(check, opt);
     auto* check_unsafe = check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
-    check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
-    check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
     graphmend::config::add_cli_flags(*check, opt.config, check_unsafe);
 
@@ -192,12 +247,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (rule->parsed()) return graphmend::output::print_rule_pages(rule_code, rule_all);
-    if (!opt.output.empty() && opt.paths.size() != 1) {
-        fmt::print(stderr, "error: -o/--output takes exactly one input file\n");
-        return 2;
-    }
-    if (!opt.output.empty() && opt.diff) {
-        fmt::print(stderr, "error: --diff writes nothing; it cannot be combined with -o\n");
+    if (const std::string error = usage_error(opt, fix->parsed()); !error.empty()) {
+        fmt::print(stderr, "error: {}\n", error);
         return 2;
     }
     try {

@@ -7,8 +7,11 @@
 #pragma once
 
 #include <memory>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graphmend/rule.hpp"
@@ -20,6 +23,9 @@ struct FixOptions {
     /// Threads that parse and fix files in parallel; 0: one per hardware thread. The
     /// outcomes are the same, in the same order, whatever the count.
     unsigned threads = 1;
+    /// Called as files are parsed ("parsed") and fixed ("fixed"), `done` of `total` in this
+    /// pass, from any worker thread (the callee synchronises); empty: no calls.
+    std::function<void(std::string_view stage, std::size_t done, std::size_t total)> progress = nullptr;
 };
 
 /// What the configuration (see config.hpp) says for one file.
@@ -38,6 +44,18 @@ struct InputFile {
     std::shared_ptr<const FileSettings> settings = nullptr;
 };
 
+/// Where a site's byte range and its fix's edits come from. Rewrites keep line counts, so a
+/// site's line is always the original's; its column and offsets may not be.
+enum class SiteOrigin : std::uint8_t {
+    FirstPass,   // found and fixed (or refused) on the original text
+    FixedLater,  // found on the original; a later pass fixed it: the fix's edits are in that pass's text
+    FoundLater,  // found by a later pass: its range and edits are in the text the pass before wrote
+};
+
+/// What FileOutcome::error is: the input's syntax error (a finding, at `error_at`), or a
+/// rewrite that does not parse (an internal error; the file is left unchanged).
+enum class FileError : std::uint8_t { Syntax, Internal };
+
 struct FileOutcome {
     std::string path;
     std::string project;  // the file's project folder, as given ("tests/checkouts/alpha"); see analysis.hpp
@@ -45,9 +63,15 @@ struct FileOutcome {
     std::string fixed;                 // == original when nothing was rewritten
     std::vector<rules::Site> sites;    // in source order
     std::vector<bool> applied;         // per site: its fix is in `fixed`
+    std::vector<SiteOrigin> origin;    // per site (empty: all FirstPass)
+    /// The first pass's edit appending the runtime blocks its fixes call (absent: none was
+    /// needed, or the file had them): part of every applied first-pass fix that names a block.
+    std::optional<edits::Edit> runtime_edit;
     std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
     std::size_t suppressed = 0;        // sites left out: a rule not selected, or a `# noqa` comment
     std::vector<std::string> warnings; // "path:line: message": a malformed `# noqa` or `# graphmend:` comment
+    FileError error_kind = FileError::Syntax;
+    syntax::LineCol error_at;          // where `error` points in the input (1:1 for an internal error)
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
 
     [[nodiscard]] bool changed() const { return fixed != original; }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -164,6 +165,7 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     out.applied.assign(out.sites.size(), false);
     const bool unsafe_fixes =
         settings != nullptr && settings->unsafe_fixes ? *settings->unsafe_fixes : options.unsafe_fixes;
+    out.origin.assign(out.sites.size(), SiteOrigin::FirstPass);
 
     std::vector<edits::Edit> accepted;
     std::vector<std::string> runtime;
@@ -211,7 +213,10 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     }
     if (accepted.empty()) return;
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
-    if (!runtime.empty()) accepted.push_back(runtime_edit(file, runtime));
+    if (!runtime.empty()) {
+        accepted.push_back(runtime_edit(file, runtime));
+        out.runtime_edit = accepted.back();
+    }
 
     std::string fixed = edits::apply(file.tree.source().text(), accepted);
     const syntax::Tree reparsed = syntax::Tree::parse(fixed);
@@ -219,7 +224,9 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
                                 "unchanged",
                                 out.path, err->where.line, err->where.col, err->message);
+        out.error_kind = FileError::Internal;
         out.applied.assign(out.sites.size(), false);
+        out.runtime_edit.reset();
         return;
     }
     out.fixed = std::move(fixed);
@@ -239,6 +246,10 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     for (std::size_t i = 0; rules_on != nullptr && i < n; ++i) outcomes[i].skip_rules = !(*rules_on)[i];
     // 1. Parse and index every file (in parallel: each file is its own work).
     std::vector<std::optional<analysis::SourceFile>> parsed(n);
+    std::atomic<std::size_t> done{0};
+    const auto report = [&](std::string_view stage, std::size_t total) {
+        if (options.progress) options.progress(stage, ++done, total);
+    };
     parallel_for(n, options.threads, [&](std::size_t i) {
         outcomes[i].path = inputs[i].path;
         outcomes[i].original = inputs[i].text;
@@ -249,6 +260,8 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         if (const auto err = tree.error()) {
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
+            outcomes[i].error_at = err->where;
+            report("parsed", n);
             return;
         }
         if (first) {
@@ -260,6 +273,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
                                                std::move(tree), std::move(index), std::move(place.project),
                                                place.isolated});
+        report("parsed", n);
     });
     // 2. The project-wide analysis, on this thread, in input order.
     std::vector<analysis::SourceFile> files;
@@ -273,9 +287,11 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     const analysis::Project project(std::move(files));
     const analysis::Values values(project);
     // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
+    done = 0;
     parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
         const std::size_t i = input_of_file[f];
         fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
+        report("fixed", input_of_file.size());
     });
     return outcomes;
 }
@@ -297,11 +313,13 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
             old.reason.clear();
             old.graph_break = site.graph_break;
             out.applied[j] = true;
+            out.origin[j] = SiteOrigin::FixedLater;
             merged = true;
         }
         if (!merged) {
             out.sites.push_back(std::move(site));
             out.applied.push_back(true);
+            out.origin.push_back(SiteOrigin::FoundLater);
         }
     }
     std::vector<std::size_t> order(out.sites.size());
@@ -313,12 +331,15 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
     });
     std::vector<rules::Site> sites;
     std::vector<bool> applied;
+    std::vector<SiteOrigin> origin;
     for (std::size_t i : order) {
         sites.push_back(std::move(out.sites[i]));
         applied.push_back(out.applied[i]);
+        origin.push_back(out.origin[i]);
     }
     out.sites = std::move(sites);
     out.applied = std::move(applied);
+    out.origin = std::move(origin);
 }
 
 }  // namespace

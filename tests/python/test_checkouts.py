@@ -22,9 +22,12 @@ CHECKOUTS = REPO / "tests" / "checkouts"
 
 
 def check(args, tmp_path, cwd=REPO):
-    """`graphmend check --report-json` ARGS; returns {absolute path: [(line, code, status), ...]}."""
+    """`graphmend check --exit-zero --report-json` ARGS; returns {absolute path: [(line, code, status), ...]}.
+
+    --exit-zero: a fixable site exits 1 without it; exit 0 then says no file failed.
+    """
     report = tmp_path / "report.json"
-    proc = subprocess.run([str(BINARY), "check", "--report-json", str(report), *map(str, args)],
+    proc = subprocess.run([str(BINARY), "check", "--exit-zero", "--report-json", str(report), *map(str, args)],
                           capture_output=True, text=True, cwd=cwd)
     assert proc.returncode == 0, proc.stderr[-4000:]
     sites = {}

