@@ -24,7 +24,7 @@ json tally(const Tally& t) {
     }
     json out = counts(t.sites);
     out.update({{"files", t.files}, {"rewritten", t.rewritten}, {"errors", t.errors}, {"failures", t.failures},
-                {"codes", codes}});
+                {"suppressed", t.suppressed}, {"codes", codes}});
     return out;
 }
 
@@ -96,6 +96,7 @@ json file_json(const Results& results, std::size_t f) {
             {"error_location", error_location},
             {"write_error", write_error.empty() ? json(nullptr) : json(write_error)},
             {"runtime_edit", o.runtime_edit ? edit_json(*o.runtime_edit, placer) : json(nullptr)},
+            {"suppressed", o.suppressed},
             {"sites", sites}};
 }
 

@@ -21,6 +21,7 @@ void Tally::add(const Results& results, std::size_t i) {
     const FileOutcome& o = results.outcomes[i];
     ++files;
     errors += o.error ? 1 : 0;
+    suppressed += o.suppressed;
     failures += o.error || !results.write_error(i).empty() ? 1 : 0;
     rewritten += o.changed() && (results.mode != Mode::Fix || results.written_at(i)) ? 1 : 0;
     for (std::size_t s = 0; s < o.sites.size(); ++s) {

@@ -53,7 +53,7 @@ struct Rules {
     void add(const std::string& code, const std::string& name, std::string_view summary, bool help) {
         if (index.contains(code)) return;
         json rule = {{"id", code}, {"name", name}, {"shortDescription", text(summary)}};
-        if (help) rule["helpUri"] = fmt::format("{}/docs/rules/{}.md", kHomepage, name);
+        if (help) rule["helpUri"] = fmt::format("{}/docs/rules/{}.md", kHomepage, code);  // graphmend rule CODE
         index[code] = list.size();
         list.push_back(rule);
     }

@@ -19,6 +19,7 @@ struct Tally {
     std::size_t errors = 0;     // files with a syntax or internal error
     std::size_t failures = 0;   // files with any error: syntax, internal, or a failed write
     std::size_t rewritten = 0;  // see Results::rewritten
+    std::size_t suppressed = 0;  // sites left out by `# noqa`, skip-file or the rule selection
     Counts sites;
     std::map<std::string, Counts> codes;      // by code, sorted
     std::map<std::string, std::string> rules;  // code -> rule name

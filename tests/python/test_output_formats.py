@@ -248,8 +248,8 @@ def test_sarif_validates_against_the_official_schema(files):
     run = sarif["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules[:4]] == ["GM101", "GM201", "GM301", "GM401"]
-    assert all(r["helpUri"].endswith(f"/docs/rules/{r['name']}.md") for r in rules[:4])
-    assert all((REPO / "docs" / "rules" / f"{r['name']}.md").is_file() for r in rules[:4])
+    assert all(r["helpUri"].endswith(f"/docs/rules/{r['id']}.md") for r in rules[:4])
+    assert all((REPO / "docs" / "rules" / f"{r['id']}.md").is_file() for r in rules[:4])
     results = {(r["ruleId"], r["level"]) for r in run["results"]}
     assert results == {("GM101", "error"), ("GM401", "warning"), ("syntax-error", "error")}
     # A wrong document fails the schema: the test can fail.
