@@ -6,12 +6,14 @@
 //   graphmend check PATH...               report sites, write nothing
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
+//   --runtime auto|inline|module          where rewritten files get the runtime helpers (README "The runtime")
 //
 // Reports go to stderr, diffs and `-` output to stdout. Exit codes: 0 every file was
 // processed; 1 a file could not be processed (the others are still done); 2 usage error.
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,6 +24,7 @@
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
 #include "graphmend/parallel.hpp"
+#include "graphmend/runtime_module.hpp"
 
 namespace {
 
@@ -33,7 +36,32 @@ struct Options {
     bool unsafe_fixes = false;
     bool quiet = false;
     unsigned threads = 0;  // 0: one per hardware thread
+    std::string runtime = "auto";  // auto: the module for files found in a folder, inline otherwise
 };
+
+// The runtime form of a file: `auto` is the module for the files of a folder given on the
+// command line, and the inline blocks for a file given by itself.
+graphmend::RuntimeForm runtime_form(const Options& opt, bool from_folder) {
+    if (opt.runtime == "auto") return from_folder ? graphmend::RuntimeForm::Module : graphmend::RuntimeForm::Inline;
+    return opt.runtime == "module" ? graphmend::RuntimeForm::Module : graphmend::RuntimeForm::Inline;
+}
+
+// The runtime modules the rewritten files import: a diff with --diff, a line in the report.
+void show_runtime_modules(const std::vector<graphmend::runtime_module::Planned>& modules, const Options& opt,
+                          bool write) {
+    using namespace graphmend;
+    for (const auto& m : modules) {
+        if (!m.changed()) continue;
+        if (opt.diff) {
+            fmt::print("{}", m.existing ? output::unified_diff(m.path, *m.existing, runtime_module::text())
+                                        : output::new_file_diff(m.path, runtime_module::text()));
+        }
+        if (opt.quiet) continue;
+        fmt::print(stderr, "{}: runtime module {} ({} rewritten file{} import{} it)\n", m.path,
+                   write && !opt.diff ? "written" : "would be written", m.importers, m.importers == 1 ? "" : "s",
+                   m.importers == 1 ? "s" : "");
+    }
+}
 
 int run(const Options& opt, bool write) {
     using namespace graphmend;
@@ -44,9 +72,15 @@ int run(const Options& opt, bool write) {
         inputs.push_back({"-", std::string(std::istreambuf_iterator<char>(std::cin), {})});
     } else {
         std::vector<std::string> files;
+        std::vector<RuntimeForm> forms;
         for (const auto& p : opt.paths) {
             try {
-                for (auto& f : output::collect_python_files({p})) files.push_back(std::move(f));
+                std::error_code ec;
+                const RuntimeForm form = runtime_form(opt, std::filesystem::is_directory(p, ec));
+                for (auto& f : output::collect_python_files({p})) {
+                    files.push_back(std::move(f));
+                    forms.push_back(form);
+                }
             } catch (const std::exception& e) {
                 fmt::print(stderr, "error: {}\n", e.what());
                 failed = true;
@@ -68,10 +102,12 @@ int run(const Options& opt, bool write) {
                 failed = true;
                 continue;
             }
-            inputs.push_back({std::move(files[i]), std::move(texts[i])});
+            inputs.push_back({std::move(files[i]), std::move(texts[i]), forms[i]});
         }
     }
-    const auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
+    auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
+    auto modules = runtime_module::plan(outcomes);  // before the files: a project whose module fails is not written
+    if (write && !opt.diff) runtime_module::write(modules, outcomes);
     std::size_t changed = 0;
     for (const auto& o : outcomes) {
         if (!opt.quiet || o.error) fmt::print(stderr, "{}", output::text_report(o));
@@ -107,6 +143,7 @@ int run(const Options& opt, bool write) {
             failed = true;
         }
     }
+    show_runtime_modules(modules, opt, write);
     if (outcomes.size() > 1 && !opt.quiet) {
         fmt::print(stderr, "{}", output::project_report(outcomes));
         fmt::print(stderr, "{} file{} checked, {} {}\n", outcomes.size(), outcomes.size() == 1 ? "" : "s", changed,
@@ -126,6 +163,9 @@ int run(const Options& opt, bool write) {
 constexpr unsigned kMaxThreads = 1024;
 constexpr const char* kThreadsHelp =
     "files parsed and fixed in parallel (default 0: one thread per CPU); the output is the same for every count";
+constexpr const char* kRuntimeHelp =
+    "where rewritten files get graphmend's runtime: module (an import of _graphmend_runtime.py at the project's "
+    "root), inline (appended to each file), auto (default: module for the files of a folder given, else inline)";
 
 }  // namespace
 
@@ -143,6 +183,7 @@ int main(int argc, char** argv) {
     fix->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     fix->add_flag("-q,--quiet", opt.quiet, "report only errors");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    fix->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
 
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
     check->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
@@ -150,6 +191,7 @@ int main(int argc, char** argv) {
     check->add_option("--report-json", opt.report_json, "write the report as JSON to this file");
     check->add_flag("-q,--quiet", opt.quiet, "report only errors");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    check->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
 
     try {
         app.parse(argc, argv);
@@ -161,6 +203,10 @@ int main(int argc, char** argv) {
     }
     if (!opt.output.empty() && opt.paths.size() != 1) {
         fmt::print(stderr, "error: -o/--output takes exactly one input file\n");
+        return 2;
+    }
+    if (opt.runtime == "module" && (!opt.output.empty() || opt.paths == std::vector<std::string>{"-"})) {
+        fmt::print(stderr, "error: --runtime module needs files in place: it cannot be combined with -o or stdin\n");
         return 2;
     }
     if (!opt.output.empty() && opt.diff) {

@@ -21,9 +21,15 @@ struct FixOptions {
     unsigned threads = 1;
 };
 
+/// Where a rewritten file's runtime helpers live (README "The runtime"): `Inline`, the
+/// blocks of src/runtime/*.py appended to the file; `Module`, an import from the module
+/// `_graphmend_runtime.py` at the root of the file's project (include/graphmend/runtime_module.hpp).
+enum class RuntimeForm { Inline, Module };
+
 struct InputFile {
     std::string path;  // as given; also used to find the package the file belongs to
     std::string text;
+    RuntimeForm runtime = RuntimeForm::Inline;
 };
 
 struct FileOutcome {
@@ -35,6 +41,8 @@ struct FileOutcome {
     std::vector<bool> applied;         // per site: its fix is in `fixed`
     std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
+    RuntimeForm runtime = RuntimeForm::Inline;  // the form asked for (InputFile::runtime)
+    bool imports_runtime = false;  // `fixed` was rewritten in the Module form and imports the module
 
     [[nodiscard]] bool changed() const { return fixed != original; }
 };

@@ -27,6 +27,9 @@ std::string project_report(const std::vector<FileOutcome>& outcomes);
 /// `+++ b/PATH` headers; empty when the texts are equal.
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after);
 
+/// The unified diff that creates the file PATH with `text` (`--- /dev/null`, `+++ b/PATH`).
+std::string new_file_diff(const std::string& path, const std::string& text);
+
 /// Writes `text` to `path` atomically: a temporary file in the same folder, then a rename.
 /// Keeps the permissions of an existing file. Throws std::runtime_error on failure, in
 /// which case `path` is untouched.
@@ -36,7 +39,7 @@ void write_atomically(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
 
 /// The *.py files of each path: a file as given, a folder recursively in sorted order,
-/// skipping hidden folders and __pycache__. Throws std::runtime_error for a missing path.
+/// skipping hidden folders, __pycache__ and graphmend's runtime modules (_graphmend_runtime.py). Throws std::runtime_error for a missing path.
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths);
 
 }  // namespace graphmend::output

@@ -82,6 +82,7 @@ std::vector<std::string> collect_python_files(const std::vector<std::string>& pa
                 it.disable_recursion_pending();
                 continue;
             }
+            if (name == "_graphmend_runtime.py") continue;  // graphmend's runtime module, never an input
             if (it->is_regular_file() && !it->is_symlink() && it->path().extension() == ".py") {
                 found.push_back(it->path().string());
             }
