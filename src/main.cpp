@@ -106,7 +106,10 @@ int run(const Options& opt, bool write) {
         }
     }
     auto outcomes = fix_files(std::move(inputs), FixOptions{opt.unsafe_fixes, opt.threads});
-    auto modules = runtime_module::plan(outcomes);  // before the files: a project whose module fails is not written
+    // Before the files: a project whose module cannot be written is not written. Not for -o and stdin,
+    // whose output is not in place.
+    std::vector<runtime_module::Planned> modules;
+    if (!from_stdin && opt.output.empty()) modules = runtime_module::plan(outcomes);
     if (write && !opt.diff) runtime_module::write(modules, outcomes);
     std::size_t changed = 0;
     for (const auto& o : outcomes) {

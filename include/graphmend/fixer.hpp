@@ -24,6 +24,8 @@ struct FixOptions {
 /// Where a rewritten file's runtime helpers live (README "The runtime"): `Inline`, the
 /// blocks of src/runtime/*.py appended to the file; `Module`, an import from the module
 /// `_graphmend_runtime.py` at the root of the file's project (include/graphmend/runtime_module.hpp).
+/// A file that imports the module already keeps the Module form, whichever is asked; the
+/// exceptions the other way are runtime_module::form_for's.
 enum class RuntimeForm { Inline, Module };
 
 struct InputFile {

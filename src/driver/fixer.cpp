@@ -164,7 +164,9 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         out.applied[s] = true;
     }
     if (accepted.empty()) return;
-    const auto form = out.runtime == RuntimeForm::Module ? runtime_module::form_for(file) : std::nullopt;
+    // A file that imports the runtime module already keeps importing it, whatever the form asked.
+    const bool module = out.runtime == RuntimeForm::Module || runtime_module::imports_module(file.tree.root());
+    const auto form = module ? runtime_module::form_for(file) : std::nullopt;
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
     if (!runtime.empty() && !form) accepted.push_back(runtime_edit(file, runtime));
 

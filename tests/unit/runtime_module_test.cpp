@@ -201,6 +201,18 @@ TEST(RuntimeModule, TryFormUsesTheFilesIndentation) {
         << out.fixed;
 }
 
+TEST(RuntimeModule, FileImportingTheModuleKeepsItWhenTheInlineFormIsAsked) {
+    const fs::path path = package("keeps") / "m.py";
+    const auto first = fix_module(path, kPrint);
+    const auto out = fix_files({{path.string(), first.fixed + kBranch, RuntimeForm::Inline}}, FixOptions{}).at(0);
+    ASSERT_TRUE(out.changed());
+    EXPECT_EQ(out.fixed.find(runtime::kMarker), std::string::npos) << out.fixed;
+    EXPECT_NE(out.fixed.find("\nfrom ._graphmend_runtime import _graphmend_if, _graphmend_print  # noqa: E402\n"),
+              std::string::npos)
+        << out.fixed;
+    EXPECT_TRUE(out.imports_runtime);
+}
+
 TEST(RuntimeModule, InlineFormIsUnchanged) {
     const fs::path path = temp_folder("inline-form") / "m.py";
     const auto out = fix_files({{path.string(), kPrint, RuntimeForm::Inline}}, FixOptions{}).at(0);
