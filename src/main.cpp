@@ -8,6 +8,7 @@
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
 //   --config, --isolated, --select, ...   configuration (ruff's flags; see config_cli.hpp)
+//   --runtime auto|inline|module          where rewritten files get the runtime helpers (README "The runtime")
 //
 // Human reports go to stderr, diffs and `-` output to stdout, machine reports (--output-format
 // json|sarif|github) to stdout or --output-file. Exit codes (output::exit_code): 0 nothing to
@@ -31,6 +32,7 @@
 #include "graphmend/output.hpp"
 #include "graphmend/parallel.hpp"
 #include "graphmend/rule_pages.hpp"
+#include "graphmend/runtime_module.hpp"
 
 namespace {
 
@@ -50,6 +52,7 @@ struct Options {
     bool write_through_links = false;
     unsigned threads = 0;  // 0: one per hardware thread
     graphmend::config::CliFlags config;
+    std::string runtime = "auto";  // auto: the module for files found in a folder, inline otherwise
 
     [[nodiscard]] bool from_stdin() const { return paths.size() == 1 && paths[0] == "-"; }
 };
@@ -68,6 +71,31 @@ bool is_folder(const std::string& path) {
     return std::filesystem::is_directory(path, ec);
 }
 
+// The runtime form of a file: `auto` is the module for the files of a folder given on the
+// command line, and the inline blocks for a file given by itself.
+graphmend::RuntimeForm runtime_form(const Options& opt, bool from_folder) {
+    if (opt.runtime == "auto") return from_folder ? graphmend::RuntimeForm::Module : graphmend::RuntimeForm::Inline;
+    return opt.runtime == "module" ? graphmend::RuntimeForm::Module : graphmend::RuntimeForm::Inline;
+}
+
+// The runtime modules the rewritten files import: a diff with --diff, a line in the report.
+void show_runtime_modules(const std::vector<graphmend::runtime_module::Planned>& modules, const Options& opt,
+                          bool write) {
+    using namespace graphmend;
+    for (const auto& m : modules) {
+        if (!m.changed()) continue;
+        if (opt.diff) {
+            fmt::print("{}", m.existing ? output::unified_diff(m.path, *m.existing, runtime_module::text())
+                                        : output::new_file_diff(m.path, runtime_module::text()));
+        }
+        if (opt.quiet) continue;
+        fmt::print(stderr, "{}: runtime module {} ({} rewritten file{} import{} it)\n", m.path,
+                   write && !opt.diff ? "written" : "would be written", m.importers, m.importers == 1 ? "" : "s",
+                   m.importers == 1 ? "s" : "");
+    }
+    std::fflush(stdout);
+}
+
 // A usage error found before any file is read; empty when there is none.
 std::string usage_error(const Options& opt, bool fix) {
     if (!opt.output.empty()) {
@@ -75,6 +103,9 @@ std::string usage_error(const Options& opt, bool fix) {
         if (opt.diff) return "--diff writes nothing; it cannot be combined with -o";
         if (!opt.from_stdin() && is_folder(opt.paths[0])) return "-o/--output takes one input file, not a folder";
         if (is_folder(opt.output)) return "-o/--output names the fixed file, not a folder";
+    }
+    if (opt.runtime == "module" && (!opt.output.empty() || opt.from_stdin())) {
+        return "--runtime module needs files in place: it cannot be combined with -o or stdin";
     }
     const bool code_on_stdout = fix && (opt.diff || (opt.from_stdin() && opt.output.empty()));
     const bool machine = graphmend::output::is_machine(*graphmend::output::parse_format(opt.output_format));
@@ -123,7 +154,10 @@ std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<st
             errors.push_back(std::move(read_errors[i]));
             continue;
         }
-        inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i])});
+        // A file named on the command line keeps the inline runtime (auto); one found in a folder imports it.
+        const bool given = std::find(opt.paths.begin(), opt.paths.end(), files[i]) != opt.paths.end();
+        const RuntimeForm form = runtime_form(opt, !given);
+        inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i]), form});
     }
     return inputs;
 }
@@ -170,18 +204,28 @@ int run(const Options& opt, bool fix) {
             progress->update(stage, done, total);
         };
     }
-    const auto outcomes = fix_files(std::move(inputs), fix_options);
+    auto outcomes = fix_files(std::move(inputs), fix_options);
     for (const auto& o : outcomes) warn(opt, o.warnings);
+    // Before the files: a project whose module cannot be written is not written. Not for -o and
+    // stdin, whose output is not in place.
+    std::vector<runtime_module::Planned> modules;
+    if (!opt.from_stdin() && opt.output.empty()) modules = runtime_module::plan(outcomes);
+    if (fix && !opt.diff) runtime_module::write(modules, outcomes);
     if (progress) progress->finish();
     const auto mode = !fix ? output::Mode::Check : opt.diff ? output::Mode::Diff : output::Mode::Fix;
     output::Results results{outcomes, mode, {}, {}, std::move(read_errors)};
     deliver(opt, results);
+    show_runtime_modules(modules, opt, fix);
     const output::Emit emit{*output::parse_format(opt.output_format), opt.output_file, opt.report_json, opt.quiet,
                             opt.statistics, opt.show_fixes};
     const bool reported = output::emit_reports(results, emit);
     const int code = output::exit_code(results, {opt.exit_zero, opt.exit_non_zero_on_fix});
     return reported ? code : 2;
 }
+
+constexpr const char* kRuntimeHelp =
+    "where rewritten files get graphmend's runtime: module (an import of _graphmend_runtime.py at the project's "
+    "root), inline (appended to each file), auto (default: module for the files of a folder given, else inline)";
 
 // The options `fix` and `check` share.
 void add_common(CLI::App* cmd, Options& opt) {
@@ -198,6 +242,7 @@ void add_common(CLI::App* cmd, Options& opt) {
     cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
     cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
     cmd->add_flag("-q,--quiet", opt.quiet, "report only errors");
+    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
 }
 
 constexpr unsigned kMaxThreads = 1024;

@@ -34,6 +34,13 @@ struct FileSettings {
     std::optional<bool> unsafe_fixes;   // set: replaces FixOptions::unsafe_fixes for this file
 };
 
+/// Where a rewritten file's runtime helpers live (README "The runtime"): `Inline`, the
+/// blocks of src/runtime/*.py appended to the file; `Module`, an import from the module
+/// `_graphmend_runtime.py` at the root of the file's project (include/graphmend/runtime_module.hpp).
+/// A file that imports the module already keeps the Module form, whichever is asked; the
+/// exceptions the other way are runtime_module::form_for's.
+enum class RuntimeForm { Inline, Module };
+
 struct InputFile {
     std::string path;  // as given; also used to find the package the file belongs to
     std::string text;
@@ -42,6 +49,7 @@ struct InputFile {
     /// (it is counted in FileOutcome::suppressed); a file with a `# graphmend: skip-file`
     /// comment is analysed with the others but gets no rules.
     std::shared_ptr<const FileSettings> settings = nullptr;
+    RuntimeForm runtime = RuntimeForm::Inline;
 };
 
 /// Where a site's byte range and its fix's edits come from. Rewrites keep line counts, so a
@@ -73,6 +81,8 @@ struct FileOutcome {
     FileError error_kind = FileError::Syntax;
     syntax::LineCol error_at;          // where `error` points in the input (1:1 for an internal error)
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
+    RuntimeForm runtime = RuntimeForm::Inline;  // the form asked for (InputFile::runtime)
+    bool imports_runtime = false;  // `fixed` was rewritten in the Module form and imports the module
 
     [[nodiscard]] bool changed() const { return fixed != original; }
 };

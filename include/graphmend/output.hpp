@@ -187,6 +187,9 @@ private:
 /// `+++ b/PATH` headers; empty when the texts are equal.
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after);
 
+/// The unified diff that creates the file PATH with `text` (`--- /dev/null`, `+++ b/PATH`).
+std::string new_file_diff(const std::string& path, const std::string& text);
+
 /// What a write does with a path that is a link.
 enum class LinkPolicy {
     Refuse,        // a symbolic link, or a file with more than one hard link, is not written (an error)

@@ -67,6 +67,7 @@ private:
             }
             const bool is_dir = fs::is_directory(st);
             if (!is_dir && !(python && fs::is_regular_file(st))) continue;
+            if (!is_dir && name == "_graphmend_runtime.py") continue;  // graphmend's runtime module, never an input
             if (settings.excluded(entry_abs)) continue;
             if (settings.respect_gitignore && git_.ignored(place, name)) continue;
             if (!is_dir) {

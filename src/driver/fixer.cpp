@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "graphmend/parallel.hpp"
+#include "graphmend/runtime_module.hpp"
 #include "graphmend/runtime_sources.hpp"
 #include "graphmend/suppressions.hpp"
 
@@ -73,19 +74,6 @@ std::string runtime_text(const std::string& stem, std::string_view eol, const st
     return out;
 }
 
-// A module-level `if __name__ == "__main__":` runs at import as a script: helpers must
-// be defined before it.
-std::optional<std::uint32_t> main_guard(const Node& root) {
-    for (const Node& stmt : root.named_children()) {
-        if (!stmt.is("if_statement")) continue;
-        const std::string_view cond = stmt.field("condition").text();
-        if (cond.find("__name__") != std::string_view::npos && cond.find("__main__") != std::string_view::npos) {
-            return stmt.begin();
-        }
-    }
-    return std::nullopt;
-}
-
 edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std::string>& stems) {
     const auto& source = file.tree.source();
     const std::string& text = source.text();
@@ -93,12 +81,23 @@ edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std
     std::string block;
     const std::string indent = indent_unit(file);
     for (const auto& stem : stems) block += runtime_text(stem, eol, indent) + eol;
-    if (const auto guard = main_guard(file.tree.root())) {
+    if (const auto guard = runtime_module::main_guard(file.tree.root())) {
         return {*guard, *guard, block + eol + eol};
     }
     const bool ends_with_newline = !text.empty() && text.back() == '\n';
     const auto end = static_cast<std::uint32_t>(text.size());
     return {end, end, (ends_with_newline || text.empty() ? "" : eol) + eol + eol + block};
+}
+
+// The Module form: `fixed` with the file's import of the runtime module naming every helper
+// it uses (added, or extended in place).
+std::string with_module_import(std::string fixed, const runtime_module::ImportForm& form, const std::string& indent,
+                               FileOutcome& out) {
+    const syntax::Tree tree = syntax::Tree::parse(fixed);
+    if (tree.error()) return fixed;  // reported by the caller
+    const auto edit = runtime_module::import_edit(tree, form, indent);
+    out.imports_runtime = edit.has_value() || runtime_module::imports_module(tree.root());
+    return edit ? edits::apply(fixed, {*edit}) : fixed;
 }
 
 // The project folder written the way the file's path was given: the path minus the file's
@@ -212,13 +211,17 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         out.applied[s] = true;
     }
     if (accepted.empty()) return;
+    // A file that imports the runtime module already keeps importing it, whatever the form asked.
+    const bool module = out.runtime == RuntimeForm::Module || runtime_module::imports_module(file.tree.root());
+    const auto form = module ? runtime_module::form_for(file) : std::nullopt;
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
-    if (!runtime.empty()) {
+    if (!runtime.empty() && !form) {
         accepted.push_back(runtime_edit(file, runtime));
         out.runtime_edit = accepted.back();
     }
 
     std::string fixed = edits::apply(file.tree.source().text(), accepted);
+    if (form) fixed = with_module_import(std::move(fixed), *form, indent_unit(file), out);
     const syntax::Tree reparsed = syntax::Tree::parse(fixed);
     if (const auto err = reparsed.error()) {
         out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
@@ -254,6 +257,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         outcomes[i].path = inputs[i].path;
         outcomes[i].original = inputs[i].text;
         outcomes[i].fixed = inputs[i].text;
+        outcomes[i].runtime = inputs[i].runtime;
         analysis::ModulePlace place = analysis::place_module(inputs[i].path);
         outcomes[i].project = project_as_given(inputs[i].path, place.project);
         syntax::Tree tree = syntax::Tree::parse(std::move(inputs[i].text));
@@ -301,6 +305,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
 // only now is added. Rewrites keep line counts, so lines match the original file's.
 void merge_pass(FileOutcome& out, FileOutcome&& later) {
     out.fixed = std::move(later.fixed);
+    out.imports_runtime = out.imports_runtime || later.imports_runtime;
     for (std::size_t s = 0; s < later.sites.size(); ++s) {
         if (!later.applied[s]) continue;
         rules::Site& site = later.sites[s];
@@ -366,7 +371,7 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         if (!any) break;
         std::vector<InputFile> next;
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i]});
+            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i], outcomes[i].runtime});
         }
         std::vector<FileOutcome> more = run_pass(std::move(next), options, &again, noqa);
         bool progress = false;

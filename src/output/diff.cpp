@@ -38,4 +38,13 @@ std::string unified_diff(const std::string& path, const std::string& before, con
     return out.str();
 }
 
+std::string new_file_diff(const std::string& path, const std::string& text) {
+    const std::vector<std::string> lines = lines_of(text);
+    std::ostringstream out;
+    out << "--- /dev/null\n+++ b/" << path << "\n@@ -0,0 +1," << lines.size() << " @@\n";
+    for (const auto& line : lines) out << '+' << line << '\n';
+    if (!text.empty() && text.back() != '\n') out << "\\ No newline at end of file\n";
+    return out.str();
+}
+
 }  // namespace graphmend::output

@@ -178,7 +178,7 @@ TEST(Output, SarifRulesResultsAndFixes) {
     const auto& driver = run["tool"]["driver"];
     EXPECT_EQ(driver["name"], "graphmend");
     EXPECT_EQ(driver["rules"][0]["id"], "GM101");
-    EXPECT_EQ(driver["rules"][0]["helpUri"], "https://graphmend.invalid/docs/rules/deferred-side-effect.md");
+    EXPECT_EQ(driver["rules"][0]["helpUri"], "https://graphmend.invalid/docs/rules/GM101.md");
     const auto& res = run["results"];
     ASSERT_EQ(res.size(), 4u);
     EXPECT_EQ(res[0]["level"], "error");  // fixable: fails `check`
