@@ -52,6 +52,7 @@ struct Options {
     bool write_through_links = false;
     unsigned threads = 0;  // 0: one per hardware thread
     graphmend::config::CliFlags config;
+    std::string stdin_filename;    // --stdin-filename: the path stdin's text stands for
     std::string runtime = "auto";  // auto: the module for files found in a folder, inline otherwise
 
     [[nodiscard]] bool from_stdin() const { return paths.size() == 1 && paths[0] == "-"; }
@@ -104,6 +105,7 @@ std::string usage_error(const Options& opt, bool fix) {
         if (!opt.from_stdin() && is_folder(opt.paths[0])) return "-o/--output takes one input file, not a folder";
         if (is_folder(opt.output)) return "-o/--output names the fixed file, not a folder";
     }
+    if (!opt.stdin_filename.empty() && !opt.from_stdin()) return "--stdin-filename names stdin's text: give - as the path";
     if (opt.runtime == "module" && (!opt.output.empty() || opt.from_stdin())) {
         return "--runtime module needs files in place: it cannot be combined with -o or stdin";
     }
@@ -127,7 +129,9 @@ std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<st
     using namespace graphmend;
     config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));
     if (opt.from_stdin()) {
-        std::vector<InputFile> in{{"-", std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file("-")}};
+        // As ruff: --stdin-filename names the file for the configuration, the project and the report.
+        const std::string path = opt.stdin_filename.empty() ? "-" : opt.stdin_filename;
+        std::vector<InputFile> in{{path, std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file(path)}};
         warn(opt, resolver.take_warnings());
         return in;
     }
@@ -232,6 +236,8 @@ void add_common(CLI::App* cmd, Options& opt) {
     static const std::vector<std::string> formats(std::begin(graphmend::output::kFormatNames),
                                                   std::end(graphmend::output::kFormatNames));
     cmd->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    cmd->add_option("--stdin-filename", opt.stdin_filename,
+                     "the path of the file read from stdin (-): its configuration, project and name in reports");
     cmd->add_option("--output-format", opt.output_format,
                     "text (default), concise, grouped (stderr); json, sarif, github (stdout or --output-file)")
         ->envname("GRAPHMEND_OUTPUT_FORMAT")

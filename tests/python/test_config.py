@@ -227,3 +227,22 @@ def test_unsafe_fixes_in_the_config_and_the_flags_over_it(tmp_path):
     assert (tmp_path / "m.py").read_text() != original
     rc, err, _ = graphmend(tmp_path, "check", "--unsafe-fixes", "--no-unsafe-fixes", "m.py")
     assert rc == 2  # the two flags exclude each other
+
+
+def test_stdin_filename_places_stdin_for_configuration_and_reports(tmp_path):
+    """ruff's --stdin-filename: per-file-ignores match the name given to stdin's text."""
+    require_graphmend()
+    write(tmp_path, {"pyproject.toml": '[tool.graphmend.per-file-ignores]\n"tests/*" = ["GM101"]\n'})
+    text = model()
+
+    def run(name):
+        return subprocess.run([str(BINARY), "check", "--stdin-filename", name, "-"], input=text, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+
+    ignored, checked = run("tests/m.py"), run("src/m.py")
+    assert ignored.returncode == 1, ignored.stderr  # GM201 still fixable
+    assert "tests/m.py: 1 site found, 1 fixed, 0 refused, 1 suppressed" in ignored.stderr
+    assert "src/m.py:" in checked.stderr and "GM101" in checked.stderr and "GM101" not in ignored.stderr
+    misuse = subprocess.run([str(BINARY), "check", "--stdin-filename", "a.py", "m.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert misuse.returncode == 2
