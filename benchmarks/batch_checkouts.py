@@ -149,14 +149,16 @@ def run_mode(mode, binary, src, names, threads, work):
     for r in (batch_root, single_root):
         shutil.copytree(src, r, symlinks=True)
     report = work / f"{mode}-batch.json"
-    rc, wall, rss, err = timed([binary, mode, "--threads", str(threads), "--report-json", str(report),
+    # HF cache snapshots are links: `fix` writes through them (each checkout has its own blobs here).
+    links = ["--write-through-links"] if mode == "fix" else []
+    rc, wall, rss, err = timed([binary, mode, *links, "--threads", str(threads), "--report-json", str(report),
                                 str(batch_root)])
     batch = report_sites(report, batch_root)
     batch_json = json.loads(report.read_text())
     single, single_wall, single_rss, failures = {}, 0.0, 0.0, []
     for name in names:
         rep = work / f"{mode}-one.json"
-        rc1, w1, r1, err1 = timed([binary, mode, "--threads", "1", "--report-json", str(rep),
+        rc1, w1, r1, err1 = timed([binary, mode, *links, "--threads", "1", "--report-json", str(rep),
                                    str(single_root / name)])
         single_wall += w1
         single_rss = max(single_rss, r1)
@@ -167,7 +169,8 @@ def run_mode(mode, binary, src, names, threads, work):
         rep.unlink()
     differ = sorted(p for p in set(batch) | set(single) if batch.get(p) != single.get(p))
     row = {
-        "mode": mode, "exit": rc, "wall_s": round(wall, 2), "peak_rss_mb": round(rss, 1),
+        "mode": mode, "command": f"graphmend {mode} {' '.join(links)} --threads {threads} --report-json R ROOT",
+        "exit": rc, "stderr_tail": err[-600:], "wall_s": round(wall, 2), "peak_rss_mb": round(rss, 1),
         "one_by_one": {"runs": len(names), "wall_s_total": round(single_wall, 2), "peak_rss_mb_max": round(single_rss, 1),
                        "failures": failures},
         "files": len(batch), "files_differing": differ[:50], "identical_reports": not differ and not failures,

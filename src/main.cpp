@@ -14,6 +14,7 @@
 // json|sarif|github) to stdout or --output-file. Exit codes (output::exit_code): 0 nothing to
 // report; 1 a finding (check: a fixable site; a syntax error); 2 a usage, read, write or
 // internal error, or a malformed configuration.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -122,6 +124,25 @@ std::string usage_error(const Options& opt, bool fix) {
     return {};
 }
 
+// The files in order, each physical file once (as ruff dedupes its paths): a second path to the
+// same file (given twice, or through a link to a folder) is warned about and dropped.
+std::vector<std::string> once_each(std::vector<std::string> files, std::vector<std::string>& warnings) {
+    std::map<std::pair<dev_t, ino_t>, std::string> seen;
+    std::vector<std::string> out;
+    for (auto& f : files) {
+        struct stat st {};
+        if (::stat(f.c_str(), &st) == 0) {
+            const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, f);
+            if (!fresh) {
+                warnings.push_back(fmt::format("{}: the same file as {}; checked once", f, it->second));
+                continue;
+            }
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
 // The inputs: stdin, or the *.py files of the paths (config::discover: excludes, .gitignore),
 // each with its configuration; what could not be read goes to `errors`. Every configuration is
 // read (a malformed one throws config::ConfigError) before any file.
@@ -137,8 +158,8 @@ std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<st
     }
     config::Discovered found = config::discover(opt.paths, resolver);
     for (auto& e : found.errors) errors.push_back(std::move(e));
+    std::vector<std::string> files = once_each(std::move(found.files), found.warnings);
     warn(opt, found.warnings);
-    std::vector<std::string> files = std::move(found.files);
     std::vector<std::shared_ptr<const FileSettings>> settings;
     for (const auto& f : files) settings.push_back(resolver.for_file(f));
     warn(opt, resolver.take_warnings());
@@ -159,11 +180,35 @@ std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<st
             continue;
         }
         // A file named on the command line keeps the inline runtime (auto); one found in a folder imports it.
+        // So does a file reached through a symbolic link (an HF cache snapshot): its text lives elsewhere
+        // (blobs/), where a module written next to the link would not be found.
         const bool given = std::find(opt.paths.begin(), opt.paths.end(), files[i]) != opt.paths.end();
-        const RuntimeForm form = runtime_form(opt, !given);
+        std::error_code ec;
+        const RuntimeForm form = runtime_form(opt, !given && !std::filesystem::is_symlink(files[i], ec));
         inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i]), form});
     }
     return inputs;
+}
+
+// The files `fix` would rewrite in place but must not, being links (output::link_refusal):
+// each is left unchanged before the runtime modules are planned, its fixes reported as not
+// applied, and its message returned (per outcome, "" for the others) as a write error.
+std::vector<std::string> refuse_links(const Options& opt, std::vector<graphmend::FileOutcome>& outcomes) {
+    std::vector<std::string> errors(outcomes.size());
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        auto& o = outcomes[i];
+        if (o.error || !o.changed()) continue;
+        errors[i] = graphmend::output::link_refusal(o.path, links(opt));
+        if (errors[i].empty()) continue;
+        o.fixed = o.original;
+        o.imports_runtime = false;
+        for (std::size_t s = 0; s < o.sites.size(); ++s) {
+            if (!o.applied[s]) continue;
+            o.applied[s] = false;
+            o.sites[s].reason = "not written: the file is a link (see the error below)";
+        }
+    }
+    return errors;
 }
 
 // Prints diffs, `-` output, and writes files (fix); records what was written and what failed.
@@ -212,6 +257,8 @@ int run(const Options& opt, bool fix) {
     for (const auto& o : outcomes) warn(opt, o.warnings);
     // Before the files: a project whose module cannot be written is not written. Not for -o and
     // stdin, whose output is not in place.
+    std::vector<std::string> link_errors(outcomes.size());
+    if (fix && !opt.diff && !opt.from_stdin() && opt.output.empty()) link_errors = refuse_links(opt, outcomes);
     std::vector<runtime_module::Planned> modules;
     if (!opt.from_stdin() && opt.output.empty()) modules = runtime_module::plan(outcomes);
     if (fix && !opt.diff) runtime_module::write(modules, outcomes);
@@ -219,6 +266,9 @@ int run(const Options& opt, bool fix) {
     const auto mode = !fix ? output::Mode::Check : opt.diff ? output::Mode::Diff : output::Mode::Fix;
     output::Results results{outcomes, mode, {}, {}, std::move(read_errors)};
     deliver(opt, results);
+    for (std::size_t i = 0; i < link_errors.size(); ++i) {
+        if (!link_errors[i].empty()) results.write_errors[i] = link_errors[i];
+    }
     show_runtime_modules(modules, opt, fix);
     const output::Emit emit{*output::parse_format(opt.output_format), opt.output_file, opt.report_json, opt.quiet,
                             opt.statistics, opt.show_fixes};

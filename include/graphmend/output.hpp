@@ -121,6 +121,9 @@ bool colour_wanted(std::FILE* stream);
 /// then a summary line per file: sites found, fixed, refused, and suppressed when any
 /// (ruff/clang-tidy style).
 std::string text_report(const FileOutcome& outcome, const Style& style = {});
+/// The lines of the sites that fail `check` (status fixed: a fix would apply) and the file's
+/// error: what `-q` prints (ruff's -q prints the diagnostics only).
+std::string findings_report(const FileOutcome& outcome, const Style& style = {});
 /// text_report's site and error lines, without the per-file summary.
 std::string concise_report(const FileOutcome& outcome, const Style& style = {});
 /// ruff's grouped: `path:` then `  line:col CODE [status] message` lines, then a blank line.
@@ -204,6 +207,10 @@ enum class LinkPolicy {
 /// temporary if that write fails). Throws std::runtime_error on failure, in which case `path`
 /// is untouched (except after a failed in-place write, as the message says).
 void write_atomically(const std::string& path, const std::string& text, LinkPolicy links = LinkPolicy::Refuse);
+
+/// Why write_atomically(path, ..., links) would refuse `path` because it is a link (the
+/// message it throws), or "" when it would write it.
+std::string link_refusal(const std::string& path, LinkPolicy links);
 
 /// Reads a whole file. Throws std::runtime_error when it cannot be read.
 std::string read_file(const std::string& path);

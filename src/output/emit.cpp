@@ -43,8 +43,10 @@ std::string human_report(const Results& r, const Emit& e, const Style& style) {
         const FileOutcome& o = r.outcomes[i];
         if (e.statistics) {
             if (o.error) out += *o.error + "\n";  // the table replaces the site lines
-        } else if (!e.quiet || o.error) {
+        } else if (!e.quiet) {
             out += file_report(o, e.format, style);
+        } else if (r.mode != Mode::Fix || o.error) {
+            out += findings_report(o, style);  // -q: what fails the run, no summaries
         }
         if (!r.write_error(i).empty()) out += error_line(r.write_error(i));
     }

@@ -91,33 +91,35 @@ void write_in_place(const std::string& path, const std::string& text, const stru
 
 }  // namespace
 
-void write_atomically(const std::string& path, const std::string& text, LinkPolicy links) {
+std::string link_refusal(const std::string& path, LinkPolicy links) {
     struct stat lst {};
-    const bool exists = ::lstat(path.c_str(), &lst) == 0;
-    std::string target = path;
-    if (exists && S_ISLNK(lst.st_mode)) {
-        std::error_code ec;
+    if (::lstat(path.c_str(), &lst) != 0) return {};
+    std::error_code ec;
+    if (S_ISLNK(lst.st_mode)) {
         const fs::path resolved = fs::canonical(path, ec);
-        if (links != LinkPolicy::WriteThrough || ec) {
-            throw std::runtime_error(fmt::format(
-                "{}: is a symbolic link{}{}; not rewritten, the link is left as it is (pass --write-through-links to "
-                "rewrite the file it points to, or write a copy with -o)",
-                path, ec ? "" : " to ", ec ? "" : resolved.string()));
-        }
-        target = resolved.string();
+        if (links == LinkPolicy::WriteThrough && !ec) return {};
+        return fmt::format("{}: is a symbolic link{}{}; not rewritten, the link is left as it is (pass "
+                           "--write-through-links to rewrite the file it points to, or write a copy with -o)",
+                           path, ec ? "" : " to ", ec ? "" : resolved.string());
     }
+    if (S_ISREG(lst.st_mode) && lst.st_nlink > 1 && links != LinkPolicy::WriteThrough) {
+        return fmt::format("{}: has {} hard links; not rewritten, since replacing it would split them (pass "
+                           "--write-through-links to rewrite it in place for every name, or write a copy with -o)",
+                           path, lst.st_nlink);
+    }
+    return {};
+}
+
+void write_atomically(const std::string& path, const std::string& text, LinkPolicy links) {
+    if (std::string why = link_refusal(path, links); !why.empty()) throw std::runtime_error(why);
+    std::error_code ec;
+    const std::string target = fs::is_symlink(path, ec) ? fs::canonical(path, ec).string() : path;
     struct stat st {};
     const bool target_exists = ::stat(target.c_str(), &st) == 0;
     if (target_exists && !S_ISREG(st.st_mode)) {
         throw std::runtime_error(fmt::format("{}: not a regular file; not written", path));
     }
     if (target_exists && st.st_nlink > 1) {
-        if (links != LinkPolicy::WriteThrough) {
-            throw std::runtime_error(fmt::format(
-                "{}: has {} hard links; not rewritten, since replacing it would split them (pass --write-through-links "
-                "to rewrite it in place for every name, or write a copy with -o)",
-                path, st.st_nlink));
-        }
         write_in_place(target, text, st);
         return;
     }

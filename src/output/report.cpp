@@ -75,10 +75,11 @@ std::string code_and_message(const FileOutcome& o, std::size_t i, const Style& s
                        style.paint(fmt::format("[{}]", text_label(o, i)), label_colour(o, i)), site_message(o, i));
 }
 
-std::string site_lines(const FileOutcome& o, const Style& style) {
+std::string site_lines(const FileOutcome& o, const Style& style, bool fixable_only = false) {
     std::string out;
     const Placer placer(o.original);
     for (std::size_t i = 0; i < o.sites.size(); ++i) {
+        if (fixable_only && site_status(o, i) != SiteStatus::Fixed) continue;
         const Range r = site_range(o, i, placer);
         out += fmt::format("{}:{}:{}: {}\n", style.paint(o.path, "1"), r.start.line, r.start.column,
                            code_and_message(o, i, style));
@@ -107,6 +108,8 @@ std::string text_report(const FileOutcome& o, const Style& style) {
 }
 
 std::string concise_report(const FileOutcome& o, const Style& style) { return site_lines(o, style); }
+
+std::string findings_report(const FileOutcome& o, const Style& style) { return site_lines(o, style, true); }
 
 std::string grouped_report(const FileOutcome& o, const Style& style) {
     if (o.sites.empty() && !o.error) return {};

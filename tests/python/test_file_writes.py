@@ -75,3 +75,63 @@ def test_owner_is_kept_when_root_rewrites_another_users_file(tmp_path):
     st = f.stat()
     assert "_graphmend_" in f.read_text()
     assert (st.st_uid, st.st_gid) == (65534, 65534)
+
+
+def snapshot(tmp_path):
+    """A Hugging Face cache snapshot: snapshots/REV/modeling_a.py -> ../../blobs/HASH."""
+    repo = tmp_path / "models--org--a"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "blobs" / "h1").write_text(MODEL + "\n\nif __name__ == '__main__':\n    print(M()(torch.ones(2)).sum().item())\n")
+    snap = repo / "snapshots" / "r1"
+    snap.mkdir(parents=True)
+    (snap / "modeling_a.py").symlink_to("../../blobs/h1")
+    return repo, snap
+
+
+def test_a_snapshot_of_links_is_refused_whole_and_nothing_is_written(tmp_path):
+    repo, snap = snapshot(tmp_path)
+    before = (repo / "blobs" / "h1").read_text()
+    report = tmp_path / "r.json"
+    proc = fix("--report-json", report, snap, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "is a symbolic link" in proc.stderr
+    assert (snap / "modeling_a.py").is_symlink() and (repo / "blobs" / "h1").read_text() == before
+    assert not (snap / "_graphmend_runtime.py").exists()  # no module for a file that was not rewritten
+    import json
+    [entry] = json.loads(report.read_text())["files"]
+    assert entry["written"] is False and entry["write_error"]
+    assert [s["status"] for s in entry["sites"]] == ["refused"]
+
+
+def test_write_through_a_snapshot_keeps_the_runtime_inline_so_the_blob_runs(tmp_path):
+    import sys
+    repo, snap = snapshot(tmp_path)
+    original = subprocess.run([sys.executable, str(snap / "modeling_a.py")], capture_output=True, text=True)
+    proc = fix("--write-through-links", snap, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    blob = (repo / "blobs" / "h1").read_text()
+    assert "_graphmend_" in blob and "_graphmend_runtime import" not in blob  # inline, no import
+    assert not (snap / "_graphmend_runtime.py").exists()
+    fixed = subprocess.run([sys.executable, str(snap / "modeling_a.py")], capture_output=True, text=True)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout == original.stdout
+
+
+def test_one_file_reached_twice_is_checked_once(tmp_path):
+    require_graphmend()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "m.py").write_text(MODEL)
+    (tmp_path / "alias").symlink_to("real")
+    proc = subprocess.run([str(BINARY), "check", "real/m.py", "real/m.py", "alias"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.count("GM101") == 1, proc.stderr
+    assert "the same file as real/m.py" in proc.stderr
+
+
+def test_quiet_check_still_prints_what_fails_it(tmp_path):
+    require_graphmend()
+    (tmp_path / "m.py").write_text(MODEL)
+    proc = subprocess.run([str(BINARY), "check", "-q", "m.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("m.py:4:9: GM101") and "site found" not in proc.stderr
