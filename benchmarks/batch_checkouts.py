@@ -181,7 +181,7 @@ def run_mode(mode, binary, src, names, threads, work):
         a, b = tree_digest(batch_root), tree_digest(single_root)
         row["written_files_differing"] = sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))[:50]
         row["identical_output"] = not row["written_files_differing"]
-        row["files_rewritten"] = sum(1 for p, h in a.items() if tree_digest_src(src, p) != h)
+        row["files_changed_or_added"] = sum(1 for p, h in a.items() if tree_digest_src(src, p) != h)
     shutil.rmtree(batch_root)
     shutil.rmtree(single_root)
     return row
