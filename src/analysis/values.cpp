@@ -274,17 +274,33 @@ Values::Values(const Project& project) : project_(project) {
         });
     }
     for (auto& [key, s] : summaries_) seed_params(s);
-    // Interprocedural fixed point: returns flow to callers, arguments to parameters.
+    // Interprocedural fixed point: returns flow to callers, arguments to parameters. Each
+    // project settles on its own: after the first round only the projects that changed are
+    // analysed again (all of them when a package changed, since any project may call into a
+    // package; a folder project's functions are called only from its own files). Joins are
+    // monotone, so a project that did not change gives the same values again: skipping it
+    // changes no result, and a batch of checkouts costs what its checkouts cost one by one.
+    const auto& all_files = project.files();
+    bool all_active = true;
+    std::set<std::string> active;
     for (int round = 0; round < 8; ++round) {
-        bool changed = false;
+        std::set<std::string> changed_projects;
+        bool package_changed = false;
+        auto is_active = [&](const Summary& s) { return all_active || active.contains(all_files[s.file].project); };
+        auto mark = [&](std::size_t f) {
+            changed_projects.insert(all_files[f].project);
+            package_changed = package_changed || !all_files[f].isolated;
+        };
         for (auto& [key, s] : summaries_) {
+            if (!is_active(s)) continue;
             const auto before_env = s.env;
             const Value before_ret = s.ret;
             analyse(s);
-            changed = changed || s.env != before_env || !(s.ret == before_ret);
+            if (s.env != before_env || !(s.ret == before_ret)) mark(s.file);
         }
         // Arguments at every in-scope call site join into the callee's parameters.
         for (auto& [key, s] : summaries_) {
+            if (!is_active(s)) continue;
             Frame fr{s.file, &s, &s.env, &s.locals};
             syntax::walk(s.fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition")) return false;
@@ -312,13 +328,15 @@ Values::Values(const Project& project) : project_(project) {
                     const Value joined = join(slot, v);
                     if (!(joined == slot)) {
                         slot = joined;
-                        changed = true;
+                        mark(target.file);
                     }
                 }
                 return true;
             });
         }
-        if (!changed) break;
+        if (changed_projects.empty()) break;
+        all_active = package_changed;
+        active = std::move(changed_projects);
     }
     if (const char* dbg = std::getenv("GRAPHMEND_DEBUG_VALUES")) {  // developer aid: dump one function's names
         for (const auto& [key, s] : summaries_) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "graphmend/parallel.hpp"
 #include "graphmend/runtime_module.hpp"
@@ -353,6 +354,8 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
     std::vector<std::shared_ptr<const FileSettings>> settings;
     for (const InputFile& in : inputs) settings.push_back(in.settings);
     std::vector<Suppressions> noqa;
+    std::vector<analysis::ModulePlace> places;
+    for (const InputFile& in : inputs) places.push_back(analysis::place_module(in.path));
     std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr, noqa);
     // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
     // is run again over its rewritten text (a site refused because of another site inside
@@ -369,15 +372,32 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
             any = any || again[i];
         }
         if (!any) break;
-        std::vector<InputFile> next;
+        // The pass runs over the files its analysis can depend on: every package file (any
+        // project may import a package) and the files of the folder projects with a file to
+        // run again (a folder project is visible only to itself). A batch of checkouts then
+        // re-analyses only the checkouts that need it, as their separate runs would.
+        std::set<std::string> again_projects;
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i], outcomes[i].runtime});
+            if (again[i]) again_projects.insert(places[i].project);
         }
-        std::vector<FileOutcome> more = run_pass(std::move(next), options, &again, noqa);
-        bool progress = false;
+        std::vector<std::size_t> subset;
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (!again[i] || more[i].error || !more[i].changed()) continue;
-            merge_pass(outcomes[i], std::move(more[i]));
+            if (!places[i].isolated || again_projects.contains(places[i].project)) subset.push_back(i);
+        }
+        std::vector<InputFile> next;
+        std::vector<bool> sub_again;
+        std::vector<Suppressions> sub_noqa;
+        for (std::size_t i : subset) {
+            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i], outcomes[i].runtime});
+            sub_again.push_back(again[i]);
+            sub_noqa.push_back(noqa[i]);
+        }
+        std::vector<FileOutcome> more = run_pass(std::move(next), options, &sub_again, sub_noqa);
+        bool progress = false;
+        for (std::size_t k = 0; k < subset.size(); ++k) {
+            const std::size_t i = subset[k];
+            if (!again[i] || more[k].error || !more[k].changed()) continue;
+            merge_pass(outcomes[i], std::move(more[k]));
             progress = true;
         }
         if (!progress) break;

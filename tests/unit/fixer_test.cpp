@@ -2,6 +2,8 @@
 // idempotence, and files left alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "graphmend/fixer.hpp"
 
 using namespace graphmend;
@@ -65,3 +67,39 @@ TEST(Fixer, FileWithoutSitesIsByteIdentical) {
 }
 
 }  // namespace
+
+// A batch of folder projects (Hub checkouts) gives each file what its own run gives, also when
+// one checkout needs a second pass of the fixed-point loop (a nested data-dependent `if`) and
+// the later pass runs only over the checkouts that need it.
+TEST(Fixer, BatchOfCheckoutsEqualsSeparateRunsWithLaterPasses) {
+    const std::string nested =
+        "import torch\n"
+        "\n"
+        "\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        if x.sum() > 0:\n"
+        "            if x.mean() > 1:\n"
+        "                y = x + 1\n"
+        "            else:\n"
+        "                y = x - 1\n"
+        "        else:\n"
+        "            y = x * 2\n"
+        "        return y\n";
+    const std::vector<InputFile> inputs{{"batch_ckA/modeling_a.py", nested},
+                                        {"batch_ckB/modeling_b.py", kModel},
+                                        {"batch_ckC/modeling_c.py", nested}};
+    const auto together = fix_files(inputs, FixOptions{});
+    ASSERT_EQ(together.size(), 3u);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const auto alone = fix_files({inputs[i]}, FixOptions{}).at(0);
+        EXPECT_EQ(together[i].fixed, alone.fixed) << inputs[i].path;
+        EXPECT_EQ(together[i].applied, alone.applied) << inputs[i].path;
+        ASSERT_EQ(together[i].sites.size(), alone.sites.size()) << inputs[i].path;
+        for (std::size_t s = 0; s < alone.sites.size(); ++s) {
+            EXPECT_EQ(together[i].sites[s].reason, alone.sites[s].reason);
+        }
+    }
+    // The nested `if` is fixed whole: the inner site in the second pass.
+    EXPECT_EQ(std::count(together[0].applied.begin(), together[0].applied.end(), true), 2);
+}
