@@ -297,7 +297,7 @@ void add_common(CLI::App* cmd, Options& opt) {
     cmd->add_flag("--statistics", opt.statistics, "print the count of sites per code instead of each site");
     cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
     cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
-    cmd->add_flag("-q,--quiet", opt.quiet, "report only errors");
+    cmd->add_flag("-q,--quiet", opt.quiet, "print only what fails the run: fixable sites (check, --diff) and errors");
     cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
 }
 
