@@ -14,6 +14,7 @@
 #include "graphmend/analysis.hpp"
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
+#include "temp_tree.hpp"
 
 namespace fs = std::filesystem;
 using namespace graphmend;
@@ -23,18 +24,9 @@ namespace {
 const fs::path kRoot = GRAPHMEND_SOURCE_DIR;
 const fs::path kCheckouts = kRoot / "tests/checkouts";
 
-// A fresh empty folder for files written by a test.
-fs::path temp_folder(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("graphmend-project-test-" + std::to_string(::getpid())) / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path temp_folder(const std::string& name) { return named_temp_folder("project-test", name); }
 
-void write(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    output::write_atomically(path.string(), text);
-}
+void write(const fs::path& path, const std::string& text) { write_file(path, text); }
 
 std::vector<InputFile> read_inputs(const std::vector<std::string>& paths) {
     std::vector<InputFile> inputs;

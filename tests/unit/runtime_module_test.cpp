@@ -10,6 +10,7 @@
 
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
+#include "temp_tree.hpp"
 #include "graphmend/runtime_module.hpp"
 #include "graphmend/runtime_sources.hpp"
 
@@ -18,17 +19,9 @@ using namespace graphmend;
 
 namespace {
 
-fs::path temp_folder(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("graphmend-runtime-test-" + std::to_string(::getpid())) / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path temp_folder(const std::string& name) { return named_temp_folder("runtime-test", name); }
 
-void write(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    output::write_atomically(path.string(), text);
-}
+void write(const fs::path& path, const std::string& text) { write_file(path, text); }
 
 // One file fixed in the Module form (its folders must exist: they decide its project).
 FileOutcome fix_module(const fs::path& path, const std::string& text) {

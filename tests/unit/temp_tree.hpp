@@ -1,7 +1,9 @@
-// A temporary folder tree for tests of file discovery and configuration, removed at the end.
+// Temporary folders for tests: TempTree (removed at the end), and named folders that a test
+// reuses by name (named_temp_folder).
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -41,3 +43,19 @@ struct TempTree {
         std::ofstream(git / "config") << "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
     }
 };
+
+/// A fresh empty folder <tmp>/graphmend-SUITE-<pid>/NAME (emptied when it exists): a test that
+/// names its folder can fix the same path twice.
+inline std::filesystem::path named_temp_folder(const std::string& suite, const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("graphmend-" + suite + "-" + std::to_string(::getpid())) / name;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+/// Writes `text` to `path`, creating its folders.
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
