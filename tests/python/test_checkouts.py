@@ -151,18 +151,25 @@ def run_alpha(folder, out, modules_cache):
     return json.loads((out / "result.json").read_text())
 
 
+def fixed_alpha(tmp_path, runtime):
+    """Copies alpha twice under tmp_path and fixes the second copy with `--runtime RUNTIME`;
+    returns (original folder, fixed folder)."""
+    original = tmp_path / "original" / "alpha"
+    fixed = tmp_path / "fixed" / "alpha"
+    shutil.copytree(CHECKOUTS / "alpha", original)
+    shutil.copytree(CHECKOUTS / "alpha", fixed)
+    proc = subprocess.run([str(BINARY), "fix", "--runtime", runtime, str(fixed)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return original, fixed
+
+
 @pytest.mark.slow
 def test_fixed_alpha_as_remote_code_behaves_the_same_in_one_graph(tmp_path):
     require_graphmend()
     import torch
 
-    original = tmp_path / "original" / "alpha"
-    fixed = tmp_path / "fixed" / "alpha"
-    shutil.copytree(CHECKOUTS / "alpha", original)
-    shutil.copytree(CHECKOUTS / "alpha", fixed)
     # The inline form (test_runtime_module.py loads the module form).
-    proc = subprocess.run([str(BINARY), "fix", "--runtime", "inline", str(fixed)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    original, fixed = fixed_alpha(tmp_path, "inline")
     assert (fixed / "modeling_alpha.py").read_text() != (original / "modeling_alpha.py").read_text()
 
     before = run_alpha(original, tmp_path / "out-original", tmp_path / "modules-original")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BINARY, CASES, REPO, require_graphmend
-from test_checkouts import CHECKOUTS, run_alpha
+from test_checkouts import fixed_alpha, run_alpha
 
 MODULE = "_graphmend_runtime.py"
 
@@ -276,12 +276,7 @@ def test_fixed_alpha_in_module_form_loads_as_remote_code_and_compiles_to_one_gra
     require_graphmend()
     import torch
 
-    original = tmp_path / "original" / "alpha"
-    fixed = tmp_path / "fixed" / "alpha"
-    shutil.copytree(CHECKOUTS / "alpha", original)
-    shutil.copytree(CHECKOUTS / "alpha", fixed)
-    proc = graphmend("fix", "--runtime", "module", fixed)
-    assert proc.returncode == 0, proc.stderr
+    original, fixed = fixed_alpha(tmp_path, "module")
     modeling = (fixed / "modeling_alpha.py").read_text()
     assert "from ._graphmend_runtime import " in modeling and "--- graphmend runtime:" not in modeling
 
