@@ -25,6 +25,7 @@
 #include <set>
 
 #include "graphmend/deferred_call.hpp"
+#include "graphmend/expert_dispatch.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
 #include "graphmend/site.hpp"
@@ -164,7 +165,18 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
+        // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, and the hit
+        // lists it rewrites. Computed once per function.
+        std::uint32_t spans_of = UINT32_MAX;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (def.begin() != spans_of) {
+                spans_of = def.begin();
+                dispatch_spans = expert_dispatch_spans(ctx, def);
+            }
+            for (const auto& [b, e] : dispatch_spans) {
+                if (b <= n.begin() && n.end() <= e) return false;
+            }
             if (n.is("for_statement")) {
                 check_tensor_loop(ctx, def, n, out);
                 return true;
@@ -188,6 +200,21 @@ public:
     }
 
 private:
+    static std::vector<std::pair<std::uint32_t, std::uint32_t>> expert_dispatch_spans(const Context& ctx,
+                                                                                   const Node& def) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+        syntax::walk(def, [&](const Node& n) {
+            if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
+            if (!n.is("for_statement")) return true;
+            if (const auto d = match_expert_dispatch(ctx, def, n)) {
+                spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
+                if (d->refused.empty() && d->hit_list) spans.emplace_back(d->hit_list.begin(), d->hit_list.end());
+            }
+            return true;
+        });
+        return spans;
+    }
+
     static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
         Site site = new_site(kInfo, n, one_line(what, Blanks::Keep), std::move(graph_break));
         site.reason = std::move(reason);

@@ -46,6 +46,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/nested.py", []),
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
+    ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
 ]
 
 

@@ -1,0 +1,51 @@
+"""Child process of `graph_breaks.py --model`, run only when the fixed model's outputs are not
+bit-equal to the original's: how far the original model compiled with Inductor (the default
+backend users run; the arms count graphs with a backend that runs each FX graph as traced) is
+from its own eager run. That gap is the tolerance the fixed model's outputs are held to.
+
+    python eager_gap.py --model NAME --package-root DIR --load-state SD.pt --out GAP.pt
+                        [--dtype float32|float16]
+
+Builds the model as the arms do (torch.manual_seed(0), .to(dtype), the first arm's state),
+makes the inputs after torch.manual_seed(0), and under torch.no_grad() runs it eagerly and then
+torch.compile(model) (Inductor, dynamic=False) once each. GAP.pt holds
+{"eager": leaves, "inductor": leaves}, each a list of (path, leaf) for call 1.
+"""
+import os
+import sys
+
+sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main(argv):
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--model", required=True)
+    p.add_argument("--package-root", required=True)
+    p.add_argument("--load-state", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--dtype", choices=("float32", "float16"), default="float32")
+    args = p.parse_args(argv)
+
+    import torch
+
+    from _harness import tensors
+    from _harness.models import get_spec
+
+    spec = get_spec(args.model)
+    dtype = getattr(torch, args.dtype)
+    torch.manual_seed(0)
+    model = spec.build().to(dtype)
+    model.load_state_dict(torch.load(args.load_state), strict=True)
+    torch.manual_seed(0)
+    inputs = spec.inputs(dtype)
+    with torch.no_grad():
+        eager = tensors.flatten(model(**inputs), "out")
+        compiled = tensors.flatten(torch.compile(model, dynamic=False)(**inputs), "out")
+    torch.save({"eager": eager, "inductor": compiled}, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,45 @@
+// Expert dispatch loops: a loop that picks index pairs out of a mask with a data-dependent
+// op, gathers rows by them, computes on the rows and adds the results back by index:
+//
+//     for expert_idx in range(self.num_experts):        # or over the experts a mask hits
+//         expert_layer = self.experts[expert_idx]
+//         idx, top_x = torch.where(expert_mask[expert_idx])      # nonzero: GB0036
+//         current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+//         current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
+//         final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+//
+// Shared by the static-expert-dispatch rule (GM501), which rewrites such loops, and the
+// data-dependent-shape rule (GM401), which stops reporting the ops GM501 removes.
+// All nodes are of the file being checked; byte offsets are UTF-8 offsets into it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules {
+
+struct ExpertDispatch {
+    syntax::Node loop;        // the for_statement
+    syntax::Node pairs;       // `A, B = torch.where(M)` / `= M.nonzero(as_tuple=True)`: the statement
+    syntax::Node pairs_call;  // its call
+    syntax::Node mask;        // M
+    syntax::Node scatter;     // the `Y.index_add_(0, I, SRC)` call
+    syntax::Node source;      // SRC
+    /// `hit = (...).nonzero(...)[0].tolist()` before a loop `for e in hit:` over the experts
+    /// the mask hits (its .nonzero and .tolist break too), or invalid.
+    syntax::Node hit_list;
+    std::string stacked;  // `M` is `stacked[e]` for the hit-list form: the mask of every expert
+    std::string steps;    // Python text of the loop's trip count over all experts
+    /// Why the loop cannot be rewritten (empty when it can).
+    std::string refused;
+};
+
+/// The expert dispatch `loop` (a for_statement inside function `def`) performs, or nullopt
+/// when it holds no `A, B = torch.where(M)` (or `nonzero(as_tuple=True)`) statement in its
+/// body. A dispatch that cannot be shown equal to its static form says why in `refused`.
+std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const syntax::Node& def,
+                                                    const syntax::Node& loop);
+
+}  // namespace graphmend::rules

@@ -1,0 +1,426 @@
+// Matching expert dispatch loops (see include/graphmend/expert_dispatch.hpp).
+//
+// The static form takes every candidate pair of the mask instead of the pairs it holds,
+// and masks what each pair adds. It equals the loop when:
+//   - the pairs feed only gathers (`X[I]`, `X[None, I]`, `W[I, J, None]`), size tests that
+//     skip an expert with no pairs, and the index of one `Y.index_add_(0, I, SRC)`;
+//   - the gathered rows go through row-wise computation only (rowwise.cpp) into SRC: each
+//     pair's row comes out as it did, and the pairs the mask does not hold add a zero
+//     (torch.where, so an inf or NaN in them cannot leak);
+//   - no value computed from the pairs is read after the loop, and nothing else in the
+//     body has an effect the extra pairs would repeat;
+//   - a loop over the experts a mask hits (`hit = (M.sum(...) > 0).nonzero(...)[0].tolist()`
+//     with M a one_hot) may run over every expert: the others hold no pair and add zeros.
+// index_add_ adds each row's contributions in the order of the pairs, which the static form
+// keeps (torch.where lists pairs in row-major order, as does the static form).
+#include "graphmend/expert_dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "graphmend/liveness.hpp"
+#include "rowwise.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+Node unparen(Node n) {
+    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
+    return n;
+}
+
+// The statements of a block, without comments.
+std::vector<Node> statements(const Node& block) {
+    std::vector<Node> out;
+    for (const Node& s : block.named_children()) {
+        if (!s.is("comment")) out.push_back(s);
+    }
+    return out;
+}
+
+// `A, B = CALL`: the assignment, when the statement is one.
+Node assignment_of(const Node& stmt) {
+    if (!stmt.is("expression_statement")) return {};
+    const auto parts = stmt.named_children();
+    return parts.size() == 1 && parts[0].is("assignment") ? parts[0] : Node();
+}
+
+// The mask of `torch.where(M)`, `torch.nonzero(M, as_tuple=True)` or `M.nonzero(as_tuple=True)`.
+Node pairs_mask(const Context& ctx, const Node& call) {
+    if (!call.is("call")) return {};
+    const Node fn = call.field("function");
+    const auto args = call.field("arguments").named_children();
+    auto as_tuple = [&](const Node& a) {
+        return a.is("keyword_argument") && a.field("name").text() == "as_tuple" && a.field("value").text() == "True";
+    };
+    const std::string ext = ctx.project.external_name(ctx.file, fn);
+    if (ext == "torch.where" && args.size() == 1 && !args[0].is("keyword_argument")) return args[0];
+    if (ext == "torch.nonzero" && args.size() == 2 && as_tuple(args[1])) return args[0];
+    if (fn.is("attribute") && fn.field("attribute").text() == "nonzero" && args.size() == 1 && as_tuple(args[0]) &&
+        ext.empty()) {
+        return fn.field("object");
+    }
+    return {};
+}
+
+// `I.shape[0]`, `I.size(0)`, `I.numel()`, `len(I)` with I an index name: that name.
+std::string size_of_index(const Node& e, const std::set<std::string>& index) {
+    const Node n = unparen(e);
+    if (n.is("subscript") && n.field("value").is("attribute") && n.field("value").field("attribute").text() == "shape" &&
+        n.field("subscript").text() == "0") {
+        const Node obj = n.field("value").field("object");
+        return index.contains(text(obj)) ? text(obj) : "";
+    }
+    if (n.is("call")) {
+        const Node fn = n.field("function");
+        const auto args = n.field("arguments").named_children();
+        if (fn.is("identifier") && fn.text() == "len" && args.size() == 1 && index.contains(text(args[0]))) {
+            return text(args[0]);
+        }
+        if (fn.is("attribute") && index.contains(text(fn.field("object"))) &&
+            ((fn.field("attribute").text() == "numel" && args.empty()) ||
+             (fn.field("attribute").text() == "size" && args.size() == 1 && args[0].text() == "0"))) {
+            return text(fn.field("object"));
+        }
+    }
+    return "";
+}
+
+enum class Emptiness { None, Empty, NonEmpty };
+
+// `SIZE == 0` / `not SIZE` (Empty), `SIZE > 0` / `SIZE != 0` / `SIZE` (NonEmpty).
+Emptiness emptiness_test(const Node& test, const std::set<std::string>& index) {
+    const Node t = unparen(test);
+    if (!size_of_index(t, index).empty()) return Emptiness::NonEmpty;
+    if (t.is("not_operator") && !size_of_index(t.field("argument"), index).empty()) return Emptiness::Empty;
+    if (t.is("comparison_operator")) {
+        const auto parts = t.named_children();
+        const auto ops = t.children();
+        if (parts.size() != 2 || parts[1].text() != "0" || size_of_index(parts[0], index).empty()) {
+            return Emptiness::None;
+        }
+        for (const Node& o : ops) {
+            if (o.named()) continue;
+            if (o.type() == "==") return Emptiness::Empty;
+            if (o.type() == ">" || o.type() == "!=") return Emptiness::NonEmpty;
+        }
+    }
+    return Emptiness::None;
+}
+
+class Matcher {
+public:
+    Matcher(const Context& ctx, const Node& def, ExpertDispatch& d)
+        : ctx_(ctx), def_(def), d_(d), flow_(ctx, ctx.file, def, owner_of(def)) {}
+
+    // Checks the statements after the pairs statement; false with d_.refused set.
+    bool body_after(const std::vector<Node>& stmts, std::size_t from) {
+        for (std::size_t i = from; i < stmts.size(); ++i) {
+            const Node& s = stmts[i];
+            if (s.is("pass_statement")) continue;
+            if (s.is("if_statement")) {
+                if (!guard(s)) return false;
+                continue;
+            }
+            if (const Node a = assignment_of(s)) {
+                const Node right = unparen(a.field("right"));
+                if (a.field("left").is("identifier") && right.is("identifier") && flow_.index.contains(text(right))) {
+                    flow_.index.insert(text(a.field("left")));
+                    assigned_.insert(text(a.field("left")));
+                    continue;
+                }
+                if (!flow_.assignment(a)) return refuse(flow_.why());
+                if (a.field("left").is("identifier")) assigned_.insert(text(a.field("left")));
+                continue;
+            }
+            if (s.is("expression_statement") && s.named_children().size() == 1 &&
+                s.named_children()[0].is("augmented_assignment")) {
+                const Node a = s.named_children()[0];
+                if (!flow_.assignment(a)) return refuse(flow_.why());
+                if (a.field("left").is("identifier")) assigned_.insert(text(a.field("left")));
+                continue;
+            }
+            if (s.is("expression_statement") && s.named_children().size() == 1 && scatter(s.named_children()[0])) {
+                continue;
+            }
+            if (!d_.refused.empty()) return false;
+            return refuse(fmt::format("line {}: `{}` would run for every candidate pair, not only the mask's",
+                                      s.position().line, first_line(s)));
+        }
+        return true;
+    }
+
+    bool refuse(std::string why) {
+        if (d_.refused.empty()) d_.refused = std::move(why);
+        return false;
+    }
+
+    [[nodiscard]] const std::set<std::string>& assigned() const { return assigned_; }
+    RowFlow& flow() { return flow_; }
+
+private:
+    static std::string first_line(const Node& s) {
+        const std::string_view t = s.text();
+        return std::string(t.substr(0, t.find('\n')));
+    }
+
+    // `if SIZE == 0: continue` or `if SIZE > 0: <the rest>`.
+    bool guard(const Node& s) {
+        for (const Node& c : s.named_children()) {
+            if (c.is("elif_clause") || c.is("else_clause")) return refuse("an `if` with elif/else tests the pairs");
+        }
+        const Emptiness e = emptiness_test(s.field("condition"), flow_.index);
+        const auto body = statements(s.field("consequence"));
+        if (e == Emptiness::Empty && body.size() == 1 && body[0].is("continue_statement")) return true;
+        if (e == Emptiness::NonEmpty) return body_after(body, 0);
+        if (flow_.holds_rows(s.field("condition"))) {
+            return refuse(fmt::format("line {}: an `if` that tests the pairs for more than being empty",
+                                      s.position().line));
+        }
+        return refuse(fmt::format("line {}: an `if` inside the dispatch", s.position().line));
+    }
+
+    // `Y.index_add_(0, I, SRC)`.
+    bool scatter(const Node& call) {
+        if (!call.is("call") || !call.field("function").is("attribute") ||
+            call.field("function").field("attribute").text() != "index_add_") {
+            return false;
+        }
+        const auto args = call.field("arguments").named_children();
+        if (args.size() < 3 || args[0].text() != "0" || !flow_.index.contains(text(args[1])) ||
+            args[2].is("keyword_argument")) {
+            return refuse(fmt::format("line {}: an index_add_ that is not `Y.index_add_(0, INDEX, SOURCE)`",
+                                      call.position().line));
+        }
+        if (flow_.holds_rows(call.field("function").field("object"))) {
+            return refuse(fmt::format("line {}: index_add_ into rows", call.position().line));
+        }
+        if (d_.scatter) return refuse(fmt::format("line {}: a second index_add_", call.position().line));
+        const auto src = flow_.expr(args[2]);
+        if (!src) return refuse(flow_.why());
+        for (std::size_t i = 3; i < args.size(); ++i) {
+            if (flow_.holds_rows(args[i])) return refuse("index_add_'s alpha computed from the rows");
+        }
+        d_.scatter = call;
+        d_.source = args[2];
+        return true;
+    }
+
+    const Context& ctx_;
+    Node def_;
+    ExpertDispatch& d_;
+    RowFlow flow_;
+    std::set<std::string> assigned_;
+};
+
+// True when `node` lies inside `outer`.
+bool inside(const Node& node, const Node& outer) { return outer.begin() <= node.begin() && node.end() <= outer.end(); }
+
+// A read of any of `names` in `def`, outside `loop`, that can see a value the loop left:
+// after the loop with no assignment of the name in between that always runs before the read
+// (one in a block around the read), or before the loop inside a loop around both.
+Node read_outside(const Node& def, const Node& loop, const std::set<std::string>& names) {
+    std::vector<Node> assignments;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment")) && n.field("left").is("identifier") &&
+            names.contains(text(n.field("left"))) && !inside(n, loop)) {
+            assignments.push_back(n);
+        }
+        return true;
+    });
+    auto overwritten = [&](const Node& read) {
+        for (const Node& a : assignments) {
+            if (a.is("assignment") && a.field("left").text() == read.text() && a.begin() > loop.end() &&
+                a.end() <= read.begin()) {
+                Node block = a.parent();
+                while (block && !block.is("block")) block = block.parent();
+                if (block && inside(read, block)) return true;
+            }
+        }
+        return false;
+    };
+    auto loop_around_both = [&](const Node& read) {
+        for (Node p = loop.parent(); p && !(p == def); p = p.parent()) {
+            if ((p.is("for_statement") || p.is("while_statement")) && inside(read, p)) return true;
+        }
+        return false;
+    };
+    Node found;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (found || n == loop) return false;
+        if (n.is("function_definition") || n.is("class_definition")) return false;
+        if (n.is("identifier") && names.contains(text(n)) && analysis::is_read(n)) {
+            if (n.begin() > loop.end() ? !overwritten(n) : loop_around_both(n)) found = n;
+        }
+        return !found;
+    });
+    return found;
+}
+
+// True when `name` is assigned anywhere inside `node`.
+bool assigned_in(const Node& node, const std::string& name) {
+    bool found = false;
+    syntax::walk(node, [&](const Node& n) {
+        if ((n.is("assignment") || n.is("augmented_assignment")) && n.field("left").text() == name) found = true;
+        return !found;
+    });
+    return found;
+}
+
+// The statement before `stmt` in its block (comments skipped), or invalid.
+Node previous_statement(const Node& stmt) {
+    const Node block = stmt.parent();
+    Node prev;
+    for (const Node& s : block.named_children()) {
+        if (s == stmt) return prev;
+        if (!s.is("comment")) prev = s;
+    }
+    return {};
+}
+
+// The only assignment of `name` in `def`, or invalid.
+Node only_value(const Node& def, const std::string& name) {
+    Node found;
+    int count = 0;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment")) && n.field("left").is("identifier") &&
+            n.field("left").text() == name) {
+            ++count;
+            found = n.field("right");
+        }
+        return true;
+    });
+    return count == 1 ? found : Node();
+}
+
+// `for e in HIT` with `HIT = (...).nonzero(...)[0].tolist()` just before: the experts a
+// one_hot mask `BASE` hits, where the loop's mask is BASE[e]. Sets hit_list/stacked/steps.
+bool hit_list_header(const Node& def, const Node& loop, ExpertDispatch& d) {
+    const Node iterable = loop.field("right");
+    const Node prev = previous_statement(loop);
+    const Node a = prev ? assignment_of(prev) : Node();
+    if (!a || !a.field("left").is("identifier") || a.field("left").text() != iterable.text()) return false;
+    const std::string_view rhs = a.field("right").text();
+    if (!rhs.ends_with(".tolist()") || rhs.find("nonzero") == std::string_view::npos) return false;
+    const Node mask = unparen(d.mask);
+    if (!mask.is("subscript") || !mask.field("value").is("identifier") ||
+        mask.field("subscript").text() != loop.field("left").text()) {
+        return false;
+    }
+    const std::string base = text(mask.field("value"));
+    if (rhs.find(base + ".sum(") == std::string_view::npos ||
+        (rhs.find("> 0") == std::string_view::npos && rhs.find("greater(") == std::string_view::npos)) {
+        return false;
+    }
+    const Node base_value = only_value(def, base);
+    if (!base_value || base_value.text().find("one_hot(") == std::string_view::npos) return false;
+    // The list is read only by the loop.
+    int reads = 0;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("identifier") && n.text() == iterable.text() && analysis::is_read(n)) ++reads;
+        return true;
+    });
+    if (reads != 1) return false;
+    d.hit_list = prev;
+    d.stacked = base;
+    d.steps = fmt::format("len({})", base);
+    return true;
+}
+
+}  // namespace
+
+std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const Node& def, const Node& loop) {
+    if (!loop.is("for_statement")) return std::nullopt;
+    const auto stmts = statements(loop.field("body"));
+    ExpertDispatch d;
+    d.loop = loop;
+    std::size_t at = stmts.size();
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+        const Node a = assignment_of(stmts[i]);
+        if (!a || !(a.field("left").is("pattern_list") || a.field("left").is("tuple_pattern"))) continue;
+        if (const Node mask = pairs_mask(ctx, unparen(a.field("right")))) {
+            d.pairs = stmts[i];
+            d.pairs_call = unparen(a.field("right"));
+            d.mask = mask;
+            at = i;
+            break;
+        }
+    }
+    if (!d.pairs) return std::nullopt;
+    Matcher m(ctx, def, d);
+    for (const Node& t : d.pairs.named_children()[0].field("left").named_children()) {
+        if (!t.is("identifier")) {
+            m.refuse("the pairs are not unpacked into plain names");
+            return d;
+        }
+        m.flow().index.insert(text(t));
+    }
+    if (loop.named_children().back().is("else_clause")) {
+        m.refuse("the loop has an `else`");
+        return d;
+    }
+    // The trip count: `range(...)`, or the experts a mask hits.
+    const Node iterable = loop.field("right");
+    bool hit = false;
+    if (iterable.is("call") && iterable.field("function").text() == "range") {
+        const auto args = iterable.field("arguments").named_children();
+        d.steps = args.size() == 1 ? text(args[0]) : fmt::format("len({})", iterable.text());
+    } else if (loop.field("left").is("identifier") && iterable.is("identifier") && hit_list_header(def, loop, d)) {
+        hit = true;
+    } else {
+        m.refuse(fmt::format("the loop runs over `{}`, not a range or the experts a one_hot mask hits",
+                             iterable.text()));
+        return d;
+    }
+    // Before the pairs: in the hit-list form every expert now runs them, so no calls.
+    for (std::size_t i = 0; i < at; ++i) {
+        const Node a = assignment_of(stmts[i]);
+        bool calls = false;
+        syntax::walk(stmts[i], [&](const Node& n) {
+            calls = calls || n.is("call");
+            return !calls;
+        });
+        if (!a || (hit && calls) || !a.field("left").is("identifier")) {
+            m.refuse(fmt::format("line {}: a statement before the pairs that the static form would run for more "
+                                 "experts",
+                                 stmts[i].position().line));
+            return d;
+        }
+    }
+    if (!m.body_after(stmts, at + 1)) return d;
+    if (!d.scatter) {
+        m.refuse("no `Y.index_add_(0, INDEX, SOURCE)` takes the results back");
+        return d;
+    }
+    std::set<std::string> inner = m.assigned();
+    inner.insert(m.flow().index.begin(), m.flow().index.end());
+    if (const Node read = read_outside(def, loop, inner)) {
+        m.refuse(fmt::format("line {}: `{}` is read after the loop, where the static form leaves other values",
+                             read.position().line, read.text()));
+        return d;
+    }
+    // The steps expression must mean the same at every pair statement.
+    std::set<std::string> body_names = inner;
+    for (std::size_t i = 0; i < at; ++i) body_names.insert(text(assignment_of(stmts[i]).field("left")));
+    if (!hit && m.flow().holds_rows(iterable)) m.refuse("the loop's range reads the pairs");
+    if (hit) body_names.insert(d.stacked);
+    syntax::walk(hit ? d.mask : iterable, [&](const Node& n) {
+        if (n.is("identifier") && body_names.contains(text(n)) && !(hit && n.text() == d.stacked) &&
+            !(n.parent().is("attribute") && n.parent().field("attribute") == n)) {
+            m.refuse("the loop's range reads a name the loop assigns");
+        }
+        return true;
+    });
+    if (hit && assigned_in(loop, d.stacked)) m.refuse(fmt::format("the loop assigns `{}`", d.stacked));
+    return d;
+}
+
+}  // namespace graphmend::rules

@@ -1,0 +1,481 @@
+// Row-wise computation: which expressions compute row by row, so that running them on
+// more rows (every candidate pair of an expert dispatch) leaves each original row's
+// result as it was. Known row-wise:
+//   - elementwise arithmetic and comparisons, and elementwise tensor methods and torch /
+//     torch.nn.functional functions (activations, dtype casts, clamp, pow, ...);
+//   - `R @ W`, `R.matmul(W)`, `torch.matmul(R, W)`, `F.linear(R, W, b)` with W free of rows;
+//   - `R.reshape(-1, ...)` / `R.view(-1, ...)`, `R.unsqueeze(d)` with d a non-zero literal,
+//     `R[:, ...]` / `R[..., ...]` (the rows kept);
+//   - calls of torch.nn modules that work on the last dimension (Linear, LayerNorm,
+//     RMSNorm, activations, Identity) and of transformers' ACT2FN activations;
+//   - calls of project modules and functions whose body does only the above (followed 4
+//     calls deep), with the rows passed where the call passes them.
+// Dropout is not row-wise here: in training mode it draws one random number per element,
+// so more rows would change the numbers every original row gets.
+#include "rowwise.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const std::set<std::string_view> kElementwiseMethods{
+    "to",    "type",   "float", "half",  "bfloat16", "double",    "int",       "long",    "bool",  "contiguous",
+    "clone", "detach", "sigmoid", "tanh", "relu",    "exp",       "log",       "abs",     "neg",   "sqrt",
+    "rsqrt", "square", "pow",   "clamp", "clamp_min", "clamp_max", "mul",      "add",     "sub",   "div",
+    "type_as", "sin",  "cos",   "erf",   "reciprocal", "exp2",    "log1p",     "expm1",   "sign",  "floor",
+    "ceil",  "round",  "trunc", "masked_fill", "nan_to_num", "silu", "gelu",  "softplus"};
+
+// torch.X / torch.nn.functional.X that work element by element on every argument.
+const std::set<std::string_view> kElementwiseFunctions{
+    "sigmoid", "tanh", "relu", "exp", "silu", "gelu", "relu6", "leaky_relu", "elu", "selu", "celu", "mish",
+    "softplus", "hardswish", "hardsigmoid", "hardtanh", "logsigmoid", "mul", "add", "sub", "div", "maximum",
+    "minimum", "clamp", "pow", "sqrt", "rsqrt", "abs", "neg", "square", "erf", "sin", "cos", "log", "log1p",
+    "gelu_new", "quick_gelu"};
+
+// torch.nn modules whose forward works on the last dimension of each row.
+const std::set<std::string_view> kRowwiseModules{
+    "Linear", "Identity", "SiLU", "GELU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "LayerNorm", "RMSNorm", "Mish",
+    "LeakyReLU", "ELU", "SELU", "CELU", "Hardswish", "Hardsigmoid", "Hardtanh", "Softplus", "GLU", "LogSigmoid"};
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+Node unparen(Node n) {
+    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
+    return n;
+}
+
+// The last component of a dotted name.
+std::string_view last_part(std::string_view dotted) {
+    const auto dot = dotted.rfind('.');
+    return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+// Every `self.NAME = VALUE` in the methods of a class (and of its project bases).
+std::vector<std::pair<std::size_t, Node>> self_assignments(const Context& ctx, std::size_t file,
+                                                            const std::string& cls, const std::string& name,
+                                                            int depth = 0) {
+    std::vector<std::pair<std::size_t, Node>> out;
+    const auto& classes = ctx.project.files()[file].index.classes;
+    const auto it = classes.find(cls);
+    if (it == classes.end() || depth > 6) return out;
+    for (const auto& [method, fn] : it->second.methods) {
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("assignment")) {
+                const Node left = n.field("left");
+                if (left.is("attribute") && left.field("object").text() == "self" &&
+                    left.field("attribute").text() == name && n.field("right")) {
+                    out.emplace_back(file, n.field("right"));
+                }
+            }
+            return true;
+        });
+    }
+    if (out.empty()) {
+        for (const Node& base : it->second.bases) {
+            if (auto b = ctx.project.class_named(file, base)) {
+                auto more = self_assignments(ctx, b->first, b->second, name, depth + 1);
+                out.insert(out.end(), more.begin(), more.end());
+            }
+        }
+    }
+    return out;
+}
+
+// The one `NAME = VALUE` of a local in `def` (not counting nested functions), or invalid.
+Node only_assignment(const Node& def, std::string_view name) {
+    Node found;
+    int count = 0;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) &&
+            n.field("left").is("identifier") && n.field("left").text() == name) {
+            ++count;
+            if (n.is("assignment")) found = n.field("right");
+        }
+        return true;
+    });
+    return count == 1 ? found : Node();
+}
+
+}  // namespace
+
+std::string owner_of(const Node& function) {
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) return std::string(p.field("name").text());
+        if (p.is("function_definition")) break;
+    }
+    return {};
+}
+
+Callable callable_of(const Context& ctx, std::size_t file, const Node& def, const std::string& owner,
+                     const Node& expr, int depth) {
+    const Node e = unparen(expr);
+    if (!e || depth > 8) return {};
+    if (e.is("identifier")) {
+        if (def && e.text() != "self") {
+            if (const Node value = only_assignment(def, e.text())) return callable_of(ctx, file, def, owner, value, depth + 1);
+        }
+        if (auto cls = ctx.project.class_named(file, e)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
+        const std::string ext = ctx.project.external_name(file, e);
+        if (!ext.empty()) return {Callable::External, file, {}, ext, {}, {}};
+        if (auto fn = ctx.project.callee(file, e.parent(), owner); fn && e.parent().is("call")) {
+            return {Callable::Function, fn->file, {}, {}, fn->node, {}};
+        }
+        return {};
+    }
+    if (e.is("attribute")) {
+        if (e.field("object").text() == "self" && !owner.empty()) {
+            const auto values = self_assignments(ctx, file, owner, text(e.field("attribute")));
+            if (values.size() != 1) {
+                if (auto m = ctx.project.find_method(file, owner, text(e.field("attribute")))) {
+                    return {Callable::Method, m->file, {}, {}, m->node, {}};
+                }
+                return {};
+            }
+            const std::string cls_owner = owner;
+            return callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
+        }
+        if (auto cls = ctx.project.class_named(file, e)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
+        const std::string ext = ctx.project.external_name(file, e);
+        if (!ext.empty()) return {Callable::External, file, {}, ext, {}, {}};
+        return {};
+    }
+    if (e.is("subscript")) {
+        const Node value = unparen(e.field("value"));
+        if (value.text() == "ACT2FN") return {Callable::Activation, file, {}, {}, {}, {}};
+        // An element of a ModuleList / ModuleDict / list of modules.
+        Callable list = callable_of(ctx, file, def, owner, value, depth + 1);
+        if (list.kind == Callable::ListOf && list.element) return *list.element;
+        return {};
+    }
+    if (e.is("call")) {
+        const Node fn = unparen(e.field("function"));
+        const auto args = e.field("arguments").named_children();
+        if (fn.text() == "get_activation" || fn.text().ends_with("ACT2FN.get")) return {Callable::Activation, file, {}, {}, {}, {}};
+        const std::string ext = ctx.project.external_name(file, fn);
+        const std::string_view leaf = last_part(ext);
+        if ((leaf == "ModuleList" || leaf == "ModuleDict" || leaf == "list") && args.size() == 1) {
+            Node items = unparen(args[0]);
+            if (items.is("list_comprehension") || items.is("generator_expression")) {
+                items = items.field("body");
+            } else if (items.is("list") && !items.named_children().empty()) {
+                items = items.named_children()[0];  // checked alike below
+                for (const Node& other : unparen(args[0]).named_children()) {
+                    if (!other.is("call") || other.field("function").text() != items.field("function").text()) return {};
+                }
+            } else {
+                return {};
+            }
+            Callable element = callable_of(ctx, file, Node(), owner, items, depth + 1);
+            if (element.kind == Callable::None) return {};
+            Callable out{Callable::ListOf, file, {}, {}, {}, {}};
+            out.element = std::make_shared<Callable>(std::move(element));
+            return out;
+        }
+        // `C(...)` makes a module of class C.
+        if (auto cls = ctx.project.class_named(file, fn)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
+        if (!ext.empty()) return {Callable::External, file, {}, ext, {}, {}};
+        return {};
+    }
+    return {};
+}
+
+RowFlow::RowFlow(const Context& ctx, std::size_t file, Node def, std::string owner, int depth)
+    : ctx_(ctx), file_(file), def_(def), owner_(std::move(owner)), depth_(depth) {}
+
+bool RowFlow::fail(const Node& at, std::string why) {
+    if (why_.empty()) why_ = fmt::format("line {}: {}", at.position().line, std::move(why));
+    return false;
+}
+
+bool RowFlow::holds_rows(const Node& e) const {
+    bool found = false;
+    syntax::walk(e, [&](const Node& n) {
+        if (found || n.is("lambda")) return false;
+        if (n.is("identifier") && (rows.contains(std::string(n.text())) || index.contains(std::string(n.text())))) {
+            const Node p = n.parent();
+            if (!(p.is("attribute") && p.field("attribute") == n) && !(p.is("keyword_argument") && p.field("name") == n)) {
+                found = true;
+            }
+        }
+        return !found;
+    });
+    return found;
+}
+
+std::optional<bool> RowFlow::expr(const Node& expr_node) {
+    const Node e = unparen(expr_node);
+    if (!e) return false;
+    if (!holds_rows(e)) return false;
+    if (e.is("identifier")) {
+        if (rows.contains(text(e))) return true;
+        fail(e, fmt::format("`{}` holds the dispatch's indices outside a gather", e.text()));
+        return std::nullopt;
+    }
+    if (e.is("binary_operator")) {
+        const auto l = expr(e.field("left"));
+        const auto r = expr(e.field("right"));
+        if (!l || !r) return std::nullopt;
+        if (e.field("operator").text() == "@" && *r) {
+            fail(e, "a matrix product over the rows");
+            return std::nullopt;
+        }
+        return *l || *r;
+    }
+    if (e.is("unary_operator")) return expr(e.field("argument"));
+    if (e.is("comparison_operator")) {
+        for (const Node& c : e.named_children()) {
+            if (!expr(c)) return std::nullopt;
+        }
+        return true;
+    }
+    if (e.is("conditional_expression")) {
+        const auto parts = e.named_children();
+        if (parts.size() != 3 || holds_rows(parts[1])) {
+            fail(e, "a conditional expression that tests the rows");
+            return std::nullopt;
+        }
+        const auto a = expr(parts[0]);
+        const auto b = expr(parts[2]);
+        if (!a || !b) return std::nullopt;
+        return *a || *b;
+    }
+    if (e.is("attribute")) {
+        const std::string attr = text(e.field("attribute"));
+        if (!expr(e.field("object"))) return std::nullopt;
+        if (attr == "dtype" || attr == "device" || attr == "ndim" || attr == "is_cuda") return false;
+        fail(e, fmt::format("`.{}` of the rows (their count differs in the static form)", attr));
+        return std::nullopt;
+    }
+    if (e.is("subscript")) return subscript(e);
+    if (e.is("call")) return call(e);
+    fail(e, fmt::format("`{}` on the rows", e.type()));
+    return std::nullopt;
+}
+
+std::optional<bool> RowFlow::subscript(const Node& e) {
+    const Node value = e.field("value");
+    std::vector<Node> parts;  // each index of `value[a, b]` is a `subscript` field of its own
+    for (const Node& i : e.named_children()) {
+        if (!(i == value) && !i.is("comment")) parts.push_back(i);
+    }
+    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) parts = unparen(parts[0]).named_children();
+    const auto v = expr(value);
+    if (!v) return std::nullopt;
+    if (*v) {  // rows sliced: the first index keeps every row
+        if (parts.empty() || (!(parts[0].is("slice") && parts[0].named_children().empty()) && !parts[0].is("ellipsis"))) {
+            fail(e, "an index that picks rows out of the rows");
+            return std::nullopt;
+        }
+        for (const Node& p : parts) {
+            if (holds_rows(p)) {
+                fail(p, "an index computed from the rows");
+                return std::nullopt;
+            }
+        }
+        return true;
+    }
+    // A gather: `X[I]`, `X[None, I]`, `X[I, J, None]`.
+    bool gathered = false;
+    for (const Node& p : parts) {
+        const Node q = unparen(p);
+        if (q.is("identifier") && index.contains(text(q))) {
+            gathered = true;
+            continue;
+        }
+        if (q.is("none") || (q.is("slice") && q.named_children().empty()) || q.is("ellipsis")) continue;
+        if (holds_rows(q)) {
+            fail(q, "an index that is neither the dispatch's indices nor a constant");
+            return std::nullopt;
+        }
+    }
+    if (!gathered) {
+        fail(e, "an index that is neither the dispatch's indices nor a constant");
+        return std::nullopt;
+    }
+    return true;
+}
+
+std::optional<bool> RowFlow::call(const Node& e) {
+    const Node fn = unparen(e.field("function"));
+    const auto args = e.field("arguments").named_children();
+    std::vector<bool> row_args;
+    for (const Node& a : args) {
+        const Node v = a.is("keyword_argument") ? a.field("value") : a;
+        if (a.is("list_splat") || a.is("dictionary_splat")) {
+            if (holds_rows(a)) {
+                fail(a, "rows passed through * or **");
+                return std::nullopt;
+            }
+            row_args.push_back(false);
+            continue;
+        }
+        const auto r = expr(v);
+        if (!r) return std::nullopt;
+        row_args.push_back(*r);
+    }
+    const bool any_row_arg = std::find(row_args.begin(), row_args.end(), true) != row_args.end();
+    // A method of the rows.
+    if (fn.is("attribute")) {
+        const auto recv = expr(fn.field("object"));
+        if (!recv) return std::nullopt;
+        if (*recv) {
+            const std::string m = text(fn.field("attribute"));
+            if (kElementwiseMethods.contains(m)) return true;
+            if ((m == "matmul" || m == "mm") && !any_row_arg) return true;
+            if ((m == "reshape" || m == "view") && !args.empty() && args[0].text() == "-1" && !any_row_arg) return true;
+            if (m == "unsqueeze" && args.size() == 1 && args[0].is("unary_operator") && !any_row_arg) return true;
+            if (m == "unsqueeze" && args.size() == 1 && args[0].is("integer") && args[0].text() != "0") return true;
+            fail(e, fmt::format("`.{}()` on the rows is not known to work row by row", m));
+            return std::nullopt;
+        }
+    }
+    if (!any_row_arg) return false;  // computes on values that hold no rows
+    // torch.X / F.X.
+    const std::string ext = ctx_.project.external_name(file_, fn);
+    if (ext.starts_with("torch.")) {
+        const std::string_view leaf = last_part(ext);
+        if (kElementwiseFunctions.contains(leaf)) return true;
+        if ((leaf == "linear" || leaf == "matmul" || leaf == "layer_norm" || leaf == "rms_norm") && row_args[0] &&
+            std::count(row_args.begin(), row_args.end(), true) == 1) {
+            return true;
+        }
+    }
+    // A module or project function.
+    const Callable c = callable_of(ctx_, file_, def_, owner_, fn, 0);
+    return callable(e, c, row_args);
+}
+
+std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const std::vector<bool>& row_args) {
+    switch (c.kind) {
+        case Callable::Activation:
+            return true;
+        case Callable::External: {
+            const std::string_view leaf = last_part(c.external);
+            if (c.external.starts_with("torch.") && kRowwiseModules.contains(leaf) && row_args.size() == 1) return true;
+            if (leaf == "Dropout") {
+                fail(e, "a Dropout: in training it draws a random number per element, so more rows change them");
+            } else {
+                fail(e, fmt::format("`{}` is not known to work row by row", c.external));
+            }
+            return std::nullopt;
+        }
+        case Callable::Class: {
+            const auto forward = ctx_.project.find_method(c.file, c.cls, "forward");
+            if (!forward) {
+                fail(e, fmt::format("`{}` has no forward graphmend can read", c.cls));
+                return std::nullopt;
+            }
+            return function(e, forward->file, forward->node, row_args, true);
+        }
+        case Callable::Method:
+            return function(e, c.file, c.function, row_args, true);
+        case Callable::Function:
+            return function(e, c.file, c.function, row_args, false);
+        default:
+            fail(e, fmt::format("`{}` could not be resolved to code graphmend can read", e.field("function").text()));
+            return std::nullopt;
+    }
+}
+
+std::optional<bool> RowFlow::function(const Node& call, std::size_t file, const Node& fn,
+                                      const std::vector<bool>& row_args, bool method) {
+    if (depth_ >= 4) {
+        fail(call, "the computation on the rows goes more than 4 calls deep");
+        return std::nullopt;
+    }
+    std::vector<Node> params;
+    for (const Node& p : fn.field("parameters").named_children()) params.push_back(p);
+    if (method && !params.empty()) params.erase(params.begin());
+    const auto call_args = call.field("arguments").named_children();
+    RowFlow inner(ctx_, file, fn, method ? owner_of(fn) : std::string(), depth_ + 1);
+    for (std::size_t i = 0; i < call_args.size(); ++i) {
+        if (!row_args[i]) continue;
+        std::string name;
+        if (call_args[i].is("keyword_argument")) {
+            name = text(call_args[i].field("name"));
+        } else if (i < params.size() && (params[i].is("identifier") || params[i].is("typed_parameter"))) {
+            name = params[i].is("identifier") ? text(params[i]) : text(params[i].named_children()[0]);
+        } else {
+            fail(call, "rows passed to a parameter graphmend cannot match");
+            return std::nullopt;
+        }
+        inner.rows.insert(name);
+    }
+    const auto out = inner.block(fn.field("body"));
+    if (!out) {
+        fail(call, fmt::format("in `{}`: {}", fn.field("name").text(), inner.why()));
+        return std::nullopt;
+    }
+    return *out;
+}
+
+std::optional<bool> RowFlow::block(const Node& body) {
+    bool returns_rows = false;
+    for (const Node& s : body.named_children()) {
+        if (s.is("comment") || s.is("pass_statement")) continue;
+        if (s.is("expression_statement")) {
+            const auto parts = s.named_children();
+            if (parts.size() == 1 && parts[0].is("string")) continue;  // a docstring
+            if (parts.size() == 1 && (parts[0].is("assignment") || parts[0].is("augmented_assignment"))) {
+                if (!assignment(parts[0])) return std::nullopt;
+                continue;
+            }
+            fail(s, "a statement that is not an assignment");
+            return std::nullopt;
+        }
+        if (s.is("return_statement")) {
+            const auto parts = s.named_children();
+            if (parts.empty()) continue;
+            const auto r = expr(parts[0]);
+            if (!r) return std::nullopt;
+            returns_rows = returns_rows || *r;
+            continue;
+        }
+        if (s.is("if_statement") && !holds_rows(s.field("condition"))) {
+            for (const Node& part : s.named_children()) {
+                Node b = part.is("block") ? part : part.field("consequence") ? part.field("consequence") : part.field("body");
+                if (part == s.field("condition")) continue;
+                if (!b || !b.is("block")) continue;
+                const auto r = block(b);
+                if (!r) return std::nullopt;
+                returns_rows = returns_rows || *r;
+            }
+            continue;
+        }
+        fail(s, fmt::format("a `{}` in the computation on the rows", s.type()));
+        return std::nullopt;
+    }
+    return returns_rows;
+}
+
+bool RowFlow::assignment(const Node& a) {
+    const Node left = a.field("left");
+    if (!left.is("identifier")) {
+        if (holds_rows(a)) return fail(a, "rows stored outside a local");
+        return true;
+    }
+    const auto r = expr(a.field("right"));
+    if (!r) return false;
+    const std::string name = text(left);
+    if (a.is("augmented_assignment")) {
+        if (*r) rows.insert(name);
+        return true;
+    }
+    if (*r) {
+        rows.insert(name);
+    } else {
+        rows.erase(name);
+    }
+    return true;
+}
+
+}  // namespace graphmend::rules

@@ -1,0 +1,125 @@
+"""GM501 static-expert-dispatch on real torch: the runtime's pairs are torch.where's pairs, in
+its order; a pair the mask does not hold cannot leak an inf or NaN into the result; the static
+form is taken only compiled without autograd recording, and eagerly the loop runs as written.
+"""
+import textwrap
+
+import pytest
+import torch
+
+from conftest import REPO, fix_copy, load_module, require_graphmend
+
+RUNTIME = REPO / "src" / "runtime" / "static_dispatch.py"
+
+
+def runtime(mode="static"):
+    import os
+    import sys
+
+    sys.modules.pop("_graphmend_static_dispatch_v1", None)
+    old = os.environ.get("GRAPHMEND_DISPATCH")
+    os.environ["GRAPHMEND_DISPATCH"] = mode
+    try:
+        scope = {}
+        exec(compile(RUNTIME.read_text(), str(RUNTIME), "exec"), scope)
+    finally:
+        sys.modules.pop("_graphmend_static_dispatch_v1", None)
+        if old is None:
+            os.environ.pop("GRAPHMEND_DISPATCH")
+        else:
+            os.environ["GRAPHMEND_DISPATCH"] = old
+    return scope
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 7), (4, 0)])
+def test_static_pairs_are_where_pairs_in_order(shape, monkeypatch):
+    rt = runtime()
+
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    torch.manual_seed(0)
+    mask = torch.randint(0, 3, shape) * (torch.rand(shape) > 0.5)
+    with torch.no_grad():
+        pairs, valid = rt["_graphmend_pairs"](mask, 1)
+    assert valid is not None
+    kept = tuple(p[valid] for p in pairs)
+    want = torch.where(mask)
+    assert len(kept) == len(want)
+    for k, w in zip(kept, want):
+        assert torch.equal(k, w)
+    assert pairs[0].numel() == mask.numel()
+
+
+def test_eagerly_and_with_autograd_the_loop_runs_as_written(monkeypatch):
+    rt = runtime("auto")
+    mask = torch.tensor([[1, 0], [0, 1]])
+    with torch.no_grad():  # not compiling: as written
+        pairs, valid = rt["_graphmend_pairs"](mask, 2)
+    assert valid is None and all(torch.equal(a, b) for a, b in zip(pairs, torch.where(mask)))
+
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    pairs, valid = rt["_graphmend_pairs"](mask, 2)  # grad mode on: as written
+    assert valid is None
+    with torch.no_grad():
+        assert rt["_graphmend_pairs"](mask, 2)[1] is not None
+        assert rt["_graphmend_pairs"](torch.ones(100, 100), 2)[1] is None  # above the limit
+
+
+MODEL = '''
+import torch
+from torch import nn
+
+
+class LogExpert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(torch.log(x))   # NaN for the rows with negative entries
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([LogExpert() for _ in range(2)])
+
+    def forward(self, x):
+        # Expert 0 takes the positive rows, expert 1 the others (through their absolute value).
+        mask = torch.stack([(x > 0).all(-1), ~(x > 0).all(-1)])[:, None, :].long()
+        out = torch.zeros_like(x)
+        for e in range(2):
+            slot, rows = torch.where(mask[e])
+            inputs = x[rows] if e == 0 else x[rows].abs()
+            out.index_add_(0, rows, self.experts[e](inputs))
+        return out
+'''
+
+
+@pytest.mark.slow
+def test_unrouted_rows_cannot_leak_nan_and_the_graph_does_not_break(tmp_path):
+    require_graphmend()
+    original = tmp_path / "leak.py"
+    original.write_text(textwrap.dedent(MODEL))
+    fixed = fix_copy(original, tmp_path)
+    assert "_graphmend_pairs" in fixed.read_text()
+    want_module = load_module(original, "gm501_leak_original")
+    got_module = load_module(fixed, "gm501_leak_fixed")
+    torch.manual_seed(0)
+    want_model = want_module.Model().eval()
+    got_model = got_module.Model().eval()
+    got_model.load_state_dict(want_model.state_dict())
+    x = torch.randn(16, 4)
+    x[:5] = x[:5].abs() + 0.1  # some rows for each expert
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        want = want_model(x)
+        got = torch.compile(got_model, backend=counting, dynamic=False)(x)
+    assert not torch.isnan(want).any()
+    assert torch.equal(got, want)
+    assert len(graphs) == 1
