@@ -68,7 +68,8 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _harness import latency_stats  # noqa: E402  (no torch import)
-from _harness.models import MODELS  # noqa: E402
+from _harness.models import MODELS, get_spec  # noqa: E402
+from _harness.moe_rows import ROWS as MOE_ROWS  # noqa: E402
 
 ARM = Path(__file__).resolve().with_name("_harness") / "latency_arm.py"
 ARMS = ("original", "fixed")
@@ -92,16 +93,19 @@ DEFINITIONS = {
 
 
 def parse_rows(text):
-    """Row names from --rows: comma-separated names, 'all' or 'changed' (may be mixed), in order."""
+    """Row names from --rows: comma-separated names, 'all', 'changed' or 'moe' (the MoE latency rows of
+    _harness/moe_rows.py; not part of 'all'), which may be mixed, in order."""
     names = []
     for item in (text or "all").split(","):
         item = item.strip()
         if not item:
             continue
-        expanded = list(MODELS) if item == "all" else list(CHANGED) if item == "changed" else [item]
+        expanded = (list(MODELS) if item == "all" else list(CHANGED) if item == "changed"
+                    else list(MOE_ROWS) if item == "moe" else [item])
         for name in expanded:
-            if name not in MODELS:
-                raise ValueError(f"unknown row {name!r}; known: all, changed, {', '.join(MODELS)}")
+            if name not in MODELS and name not in MOE_ROWS:
+                raise ValueError(f"unknown row {name!r}; known: all, changed, moe, {', '.join(MODELS)}, "
+                                 f"{', '.join(MOE_ROWS)}")
             if name not in names:
                 names.append(name)
     if not names:
@@ -319,7 +323,7 @@ _ARM_KEYS = ("first_call_s", "compile_s", "cold_start_s", "second_call_s", "stea
 
 def run_row(args, name, installed, site, workdir):
     """All repetitions of one row; returns the row's result dict."""
-    spec = MODELS[name]
+    spec = get_spec(name)
     rowdir = workdir / name
     rowdir.mkdir(parents=True, exist_ok=True)
     state = rowdir / "state.pt"
@@ -474,7 +478,7 @@ def main(argv=None):
     if args.device == "cuda" and not info["cuda_available"]:
         print("error: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
         return 2
-    packages = sorted({MODELS[name].package for name in args.rows})
+    packages = sorted({get_spec(name).package for name in args.rows})
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="graphmend-latency-") as tmp:
         workdir = Path(args.keep).resolve() if args.keep else Path(tmp)
@@ -489,7 +493,7 @@ def main(argv=None):
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "device": args.device, **info,
             "host": {"platform": platform.platform(), "cpu": cpu_model(), "cpu_count": os.cpu_count()},
-            "backend": "inductor", "dynamic": False, "dtype": "float32", "mode": "eval, torch.no_grad()",
+            "backend": "inductor", "graphmend_dispatch": os.environ.get("GRAPHMEND_DISPATCH", "auto"), "dynamic": False, "dtype": "float32", "mode": "eval, torch.no_grad()",
             "reps": args.reps, "calls": args.calls, "warmup": args.warmup, "threads": args.threads,
             "compile_threads": args.compile_threads, "rtol": args.rtol, "atol": args.atol,
             "caches": "per arm: TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR a new empty folder, "

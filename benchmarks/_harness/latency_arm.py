@@ -81,9 +81,9 @@ def main(argv):
     from torch._dynamo.utils import calculate_time_spent, counters
 
     from _harness import latency_stats, tensors
-    from _harness.models import MODELS
+    from _harness.models import get_spec
 
-    spec = MODELS[args.model]
+    spec = get_spec(args.model)
     package = __import__(spec.package)
     package_file = os.path.realpath(package.__file__)
     if not package_file.startswith(package_root + os.sep):

@@ -277,11 +277,16 @@ MODELS = {spec.name: spec for spec in (
 
 
 def get_spec(name):
-    """The ModelSpec of a MODELS entry or of a sweep architecture ("sweep:gpt2"); KeyError if unknown."""
+    """The ModelSpec of a MODELS entry, a sweep architecture ("sweep:gpt2") or an MoE latency row
+    ("moe:e8-t128"); KeyError if unknown."""
     if name in MODELS:
         return MODELS[name]
     from . import sweep
 
     if name.startswith(sweep.PREFIX) and name[len(sweep.PREFIX):] in sweep.ARCHS:
         return sweep.spec(name[len(sweep.PREFIX):])
+    from . import moe_rows
+
+    if name in moe_rows.ROWS:
+        return moe_rows.ROWS[name]
     raise KeyError(name)

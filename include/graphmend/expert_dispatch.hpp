@@ -15,30 +15,48 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "graphmend/rule.hpp"
 
 namespace graphmend::rules {
 
 struct ExpertDispatch {
+    /// Pairs: `A, B = torch.where(M)` and `Y.index_add_(0, B, SRC)`. Mask: a boolean mask
+    /// indexes the rows, `X[..., M, ...]` read and `Y[..., M, ...] = V` written (Switch, NLLB-MoE).
+    enum class Kind { Pairs, Mask } kind = Kind::Pairs;
     syntax::Node loop;        // the for_statement
+    syntax::Node anchor;      // where the site is reported: the pairs call, or the first write
+    // Pairs kind.
     syntax::Node pairs;       // `A, B = torch.where(M)` / `= M.nonzero(as_tuple=True)`: the statement
     syntax::Node pairs_call;  // its call
     syntax::Node mask;        // M
     syntax::Node scatter;     // the `Y.index_add_(0, I, SRC)` call
     syntax::Node source;      // SRC
-    /// `hit = (...).nonzero(...)[0].tolist()` before a loop `for e in hit:` over the experts
-    /// the mask hits (its .nonzero and .tolist break too), or invalid.
+    // Mask kind: every `X[...]` read and `Y[...] = V` assignment the mask indexes, and the
+    // position of the mask among each one's indices.
+    std::vector<std::pair<syntax::Node, int>> gathers;
+    std::vector<std::pair<syntax::Node, int>> puts;
+    /// `hit = C.nonzero(as_tuple=True)[0].tolist()` (or `torch.nonzero(C, as_tuple=True)`...)
+    /// before a loop `for e in hit:` over the experts with a non-zero C (its .nonzero and
+    /// .tolist break too), or invalid.
     syntax::Node hit_list;
-    std::string stacked;  // `M` is `stacked[e]` for the hit-list form: the mask of every expert
+    std::string hits;     // C
+    std::string stacked;  // the loop's mask is `stacked[..., e, ...]`, e at dimension `dim`
+    int dim = 0;
     std::string steps;    // Python text of the loop's trip count over all experts
+    std::string loop_var; // the loop's index variable ("" when it has none)
+    /// A Dropout among the computations: the static form also needs every submodule of
+    /// `self` in eval mode.
+    bool needs_eval = false;
     /// Why the loop cannot be rewritten (empty when it can).
     std::string refused;
 };
 
 /// The expert dispatch `loop` (a for_statement inside function `def`) performs, or nullopt
-/// when it holds no `A, B = torch.where(M)` (or `nonzero(as_tuple=True)`) statement in its
-/// body. A dispatch that cannot be shown equal to its static form says why in `refused`.
+/// when it holds no `A, B = torch.where(M)` (or `nonzero(as_tuple=True)`) statement and no
+/// assignment to rows picked by a boolean mask of the loop's index. A dispatch that cannot be shown equal to its static form says why in `refused`.
 std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const syntax::Node& def,
                                                     const syntax::Node& loop);
 

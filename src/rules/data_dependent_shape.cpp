@@ -165,8 +165,8 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, and the hit
-        // lists it rewrites. Computed once per function.
+        // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, the reads and
+        // writes its masks pick rows for, and the hit lists it rewrites. Once per function.
         std::uint32_t spans_of = UINT32_MAX;
         std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
@@ -207,7 +207,9 @@ private:
             if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
             if (!n.is("for_statement")) return true;
             if (const auto d = match_expert_dispatch(ctx, def, n)) {
-                spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
+                if (d->pairs_call) spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
+                for (const auto& [g, pos] : d->gathers) spans.emplace_back(g.begin(), g.end());
+                for (const auto& [p, pos] : d->puts) spans.emplace_back(p.field("left").begin(), p.field("left").end());
                 if (d->refused.empty() && d->hit_list) spans.emplace_back(d->hit_list.begin(), d->hit_list.end());
             }
             return true;

@@ -27,6 +27,7 @@
 // the pairs read after the loop, a statement the extra pairs would repeat, a loop over
 // anything but a range or a hit list.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "graphmend/expert_dispatch.hpp"
 #include "graphmend/rule.hpp"
@@ -44,6 +45,9 @@ const RuleInfo kInfo{"GM501", "static-expert-dispatch",
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
+// The local holding the tensor a hit list is taken from (`C` of `C.nonzero(...)...tolist()`).
+constexpr std::string_view kHits = "_graphmend_hits";
+
 class StaticExpertDispatchRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
@@ -58,36 +62,95 @@ public:
 
 private:
     static Site site_for(const ExpertDispatch& d) {
-        Site site = new_site(kInfo, d.pairs_call,
-                             one_line(fmt::format("expert dispatch over {}", d.pairs_call.text())), "GB0036");
+        const bool pairs = d.kind == ExpertDispatch::Kind::Pairs;
+        const std::string what = pairs ? fmt::format("expert dispatch over {}", d.pairs_call.text())
+                                       : fmt::format("expert dispatch by the mask {}", d.anchor.text());
+        Site site = new_site(kInfo, d.anchor, one_line(what), "GB0036");
         if (!d.refused.empty()) {
             site.reason = d.refused;
             return site;
         }
-        const Node a = d.pairs.named_children()[0];
-        const Node left = a.field("left");
-        const std::string targets = left.is("pattern_list") ? fmt::format("({})", left.text()) : text(left);
+        // The arguments every helper call of this loop ends with: the trip count, the hit
+        // list's gate, and the module whose eval mode a Dropout needs.
+        std::string tail = d.steps;
+        if (d.hit_list) tail += fmt::format(", {}[{}]", kHits, d.loop_var);
+        if (d.needs_eval) tail += ", module=self";
         std::vector<edits::Edit> edits;
         if (d.hit_list) {
-            const Node right = assignment_right(d.hit_list);
-            edits.push_back({right.begin(), right.end(),
-                             fmt::format("range(len({0})) if _graphmend_dispatch_all({0}) else {1}", d.stacked,
-                                         right.text())});
+            const Node a = d.hit_list.named_children()[0];
+            edits.push_back({a.begin(), a.end(),
+                             fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}) "
+                                         "else {5}",
+                                         kHits, d.hits, a.field("left").text(), d.stacked, d.dim,
+                                         a.field("right").text())});
         }
-        edits.push_back({a.begin(), a.end(),
-                         fmt::format("{}, _graphmend_valid = _graphmend_pairs({}, {})", targets, d.mask.text(),
-                                     d.steps)});
-        edits.push_back({d.source.begin(), d.source.end(),
-                         fmt::format("_graphmend_keep(_graphmend_valid, {})", d.source.text())});
+        if (pairs) {
+            const Node a = d.pairs.named_children()[0];
+            const Node left = a.field("left");
+            const std::string targets = left.is("pattern_list") ? fmt::format("({})", left.text()) : text(left);
+            edits.push_back({a.begin(), a.end(),
+                             fmt::format("{}, _graphmend_valid = _graphmend_pairs({}, {})", targets, d.mask.text(),
+                                         tail)});
+            edits.push_back({d.source.begin(), d.source.end(),
+                             fmt::format("_graphmend_keep(_graphmend_valid, {})", d.source.text())});
+        } else {
+            mask_edits(d, tail, edits);
+        }
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
         site.detail = fmt::format(
-            "every candidate pair of the mask is taken, the others adding zeros, when no gradient is recorded and "
-            "{} x the mask's size is within the measured limit; otherwise the loop runs as written",
-            d.steps);
+            "under torch.compile, without autograd recording{} and within the measured size limit, every "
+            "candidate row is taken and the ones the mask does not pick are masked out; otherwise the loop runs as "
+            "written",
+            d.needs_eval ? ", in eval mode" : "");
         return site;
     }
 
-    static Node assignment_right(const Node& stmt) { return stmt.named_children()[0].field("right"); }
+    // `_graphmend_rows(X, (INDICES), POS, TAIL)` for each read, `_graphmend_put(Y, (INDICES),
+    // POS, VALUE, TAIL)` for each write (its value with the reads inside rewritten too).
+    static void mask_edits(const ExpertDispatch& d, const std::string& tail, std::vector<edits::Edit>& edits) {
+        auto rows = [&](const Node& g, int pos) {
+            return fmt::format("_graphmend_rows({}, {}, {}, {})", g.field("value").text(), indices(g), pos, tail);
+        };
+        auto with_reads = [&](const Node& n) {
+            std::string out(n.text());
+            for (auto it = d.gathers.rbegin(); it != d.gathers.rend(); ++it) {
+                const Node& g = it->first;
+                if (g.begin() < n.begin() || g.end() > n.end()) continue;
+                out.replace(g.begin() - n.begin(), g.end() - g.begin(), rows(g, it->second));
+            }
+            return out;
+        };
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> taken;
+        for (const auto& [a, pos] : d.puts) {
+            const Node left = a.field("left");
+            edits.push_back({a.begin(), a.end(),
+                             fmt::format("_graphmend_put({}, {}, {}, {}, {})", left.field("value").text(),
+                                         indices(left), pos, with_reads(a.field("right")), tail)});
+            taken.emplace_back(a.begin(), a.end());
+        }
+        for (const auto& [g, pos] : d.gathers) {
+            bool inside_put = false;
+            for (const auto& [b, e] : taken) inside_put = inside_put || (b <= g.begin() && g.end() <= e);
+            if (!inside_put) edits.push_back({g.begin(), g.end(), rows(g, pos)});
+        }
+    }
+
+    // The indices of `x[a, :, ...]` as a Python tuple: `(a, slice(None), Ellipsis)`.
+    static std::string indices(const Node& subscript) {
+        std::vector<std::string> parts;
+        for (const Node& i : subscript.named_children()) {
+            if (i == subscript.field("value") || i.is("comment")) continue;
+            if (i.is("slice") && i.named_children().empty()) {
+                parts.emplace_back("slice(None)");
+            } else if (i.is("ellipsis")) {
+                parts.emplace_back("Ellipsis");
+            } else {
+                parts.emplace_back(i.text());
+            }
+        }
+        return parts.size() == 1 ? fmt::format("({},)", parts[0]) : fmt::format("({})", fmt::join(parts, ", "));
+    }
+
 };
 
 }  // namespace

@@ -47,6 +47,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
     ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
+    ("tests/fixtures/static-expert-dispatch/masks.py", []),
 ]
 
 

@@ -129,6 +129,12 @@ public:
                 continue;
             }
             if (const Node a = assignment_of(s)) {
+                const Node left = a.field("left");
+                if (left.is("identifier") && flow_.masks.contains(text(left))) continue;  // the mask itself
+                if (left.is("subscript") && flow_.mask_position(left) >= 0) {
+                    if (!put(a)) return false;
+                    continue;
+                }
                 const Node right = unparen(a.field("right"));
                 if (a.field("left").is("identifier") && right.is("identifier") && flow_.index.contains(text(right))) {
                     flow_.index.insert(text(a.field("left")));
@@ -170,12 +176,35 @@ private:
         return std::string(t.substr(0, t.find('\n')));
     }
 
-    // `if SIZE == 0: continue` or `if SIZE > 0: <the rest>`.
+    // `if SIZE == 0: continue` or `if SIZE > 0: <the rest>`; or an `if` whose tests read no
+    // rows (`if self.training:`), each branch checked as the rest of the body.
     bool guard(const Node& s) {
+        const Emptiness e = emptiness_test(s.field("condition"), flow_.index);
+        if (e == Emptiness::None && !flow_.reads_row_values(s.field("condition"))) {
+            std::vector<Node> blocks{s.field("consequence")};
+            for (const Node& c : s.named_children()) {
+                if (c.is("elif_clause")) {
+                    if (flow_.reads_row_values(c.field("condition"))) {
+                        return refuse(fmt::format("line {}: an `elif` that tests the rows", c.position().line));
+                    }
+                    blocks.push_back(c.field("consequence"));
+                } else if (c.is("else_clause")) {
+                    blocks.push_back(c.field("body"));
+                }
+            }
+            const std::set<std::string> rows_before = flow_.rows;
+            std::set<std::string> rows_after;
+            for (const Node& b : blocks) {
+                flow_.rows = rows_before;
+                if (!body_after(statements(b), 0)) return false;
+                rows_after.insert(flow_.rows.begin(), flow_.rows.end());
+            }
+            flow_.rows = rows_after;
+            return true;
+        }
         for (const Node& c : s.named_children()) {
             if (c.is("elif_clause") || c.is("else_clause")) return refuse("an `if` with elif/else tests the pairs");
         }
-        const Emptiness e = emptiness_test(s.field("condition"), flow_.index);
         const auto body = statements(s.field("consequence"));
         if (e == Emptiness::Empty && body.size() == 1 && body[0].is("continue_statement")) return true;
         if (e == Emptiness::NonEmpty) return body_after(body, 0);
@@ -184,6 +213,17 @@ private:
                                       s.position().line));
         }
         return refuse(fmt::format("line {}: an `if` inside the dispatch", s.position().line));
+    }
+
+    // `Y[..., M, ...] = V`: a write of the rows the mask picks.
+    bool put(const Node& a) {
+        const Node left = a.field("left");
+        if (flow_.holds_rows(left.field("value"))) {
+            return refuse(fmt::format("line {}: a write into rows", a.position().line));
+        }
+        if (!flow_.expr(a.field("right"))) return refuse(flow_.why());
+        d_.puts.emplace_back(a, flow_.mask_position(left));
+        return true;
     }
 
     // `Y.index_add_(0, I, SRC)`.
@@ -285,54 +325,147 @@ Node previous_statement(const Node& stmt) {
     return {};
 }
 
-// The only assignment of `name` in `def`, or invalid.
-Node only_value(const Node& def, const std::string& name) {
-    Node found;
-    int count = 0;
-    syntax::walk(def.field("body"), [&](const Node& n) {
-        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
-        if ((n.is("assignment") || n.is("augmented_assignment")) && n.field("left").is("identifier") &&
-            n.field("left").text() == name) {
-            ++count;
-            found = n.field("right");
-        }
-        return true;
-    });
-    return count == 1 ? found : Node();
+// The 1-D tensor C of `C.nonzero(as_tuple=True)[0].tolist()` or
+// `torch.nonzero(C, as_tuple=True)[0].tolist()`, or invalid.
+Node nonzero_list_of(const Context& ctx, const Node& rhs) {
+    const Node call = unparen(rhs);
+    if (!call.is("call") || !call.field("function").is("attribute") ||
+        call.field("function").field("attribute").text() != "tolist" ||
+        !call.field("arguments").named_children().empty()) {
+        return {};
+    }
+    const Node first = unparen(call.field("function").field("object"));
+    if (!first.is("subscript") || first.field("subscript").text() != "0") return {};
+    const Node nz = unparen(first.field("value"));
+    if (!nz.is("call")) return {};
+    return pairs_mask(ctx, nz);  // the same three spellings as the pairs
 }
 
-// `for e in HIT` with `HIT = (...).nonzero(...)[0].tolist()` just before: the experts a
-// one_hot mask `BASE` hits, where the loop's mask is BASE[e]. Sets hit_list/stacked/steps.
-bool hit_list_header(const Node& def, const Node& loop, ExpertDispatch& d) {
+// `BASE[:, ..., e, :, ...]` or `BASE[..., e]`: BASE's name and the dimension e indexes (-1 for
+// the last), or {"", 0}.
+std::pair<std::string, int> stacked_mask(const Node& mask, const std::string& loop_var) {
+    const Node m = unparen(mask);
+    if (!m.is("subscript") || !m.field("value").is("identifier") || loop_var.empty()) return {"", 0};
+    std::vector<Node> parts;
+    for (const Node& i : m.named_children()) {
+        if (!(i == m.field("value")) && !i.is("comment")) parts.push_back(i);
+    }
+    auto colon = [](const Node& n) { return n.is("slice") && n.named_children().empty(); };
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (!(parts[i].is("identifier") && parts[i].text() == loop_var)) continue;
+        bool before = true, after = true;
+        for (std::size_t k = 0; k < i; ++k) before = before && colon(parts[k]);
+        for (std::size_t k = i + 1; k < parts.size(); ++k) after = after && colon(parts[k]);
+        if (before && after) return {text(m.field("value")), static_cast<int>(i)};
+        if (i == parts.size() - 1 && i == 1 && parts[0].is("ellipsis")) return {text(m.field("value")), -1};
+        return {"", 0};
+    }
+    return {"", 0};
+}
+
+// `for e in HIT` with `HIT = C.nonzero(as_tuple=True)[0].tolist()` just before it (read only
+// by the loop), where the loop's mask is `BASE[..., e, ...]`: the static form runs over every
+// index of C instead, and gates each expert's pairs with `C[e] != 0`, which is what put e in
+// HIT; so it equals the loop for any C. Sets hit_list/hits/stacked/dim/steps.
+bool hit_list_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d) {
     const Node iterable = loop.field("right");
     const Node prev = previous_statement(loop);
     const Node a = prev ? assignment_of(prev) : Node();
     if (!a || !a.field("left").is("identifier") || a.field("left").text() != iterable.text()) return false;
-    const std::string_view rhs = a.field("right").text();
-    if (!rhs.ends_with(".tolist()") || rhs.find("nonzero") == std::string_view::npos) return false;
-    const Node mask = unparen(d.mask);
-    if (!mask.is("subscript") || !mask.field("value").is("identifier") ||
-        mask.field("subscript").text() != loop.field("left").text()) {
-        return false;
-    }
-    const std::string base = text(mask.field("value"));
-    if (rhs.find(base + ".sum(") == std::string_view::npos ||
-        (rhs.find("> 0") == std::string_view::npos && rhs.find("greater(") == std::string_view::npos)) {
-        return false;
-    }
-    const Node base_value = only_value(def, base);
-    if (!base_value || base_value.text().find("one_hot(") == std::string_view::npos) return false;
-    // The list is read only by the loop.
-    int reads = 0;
+    const Node hits = nonzero_list_of(ctx, a.field("right"));
+    if (!hits) return false;
+    const auto [base, dim] = stacked_mask(mask, d.loop_var);
+    if (base.empty()) return false;
+    int reads = 0;  // of the list: after its statement (the statement itself may read C by that name)
     syntax::walk(def.field("body"), [&](const Node& n) {
-        if (n.is("identifier") && n.text() == iterable.text() && analysis::is_read(n)) ++reads;
+        if (n.is("identifier") && n.text() == iterable.text() && analysis::is_read(n) && n.begin() >= prev.end()) {
+            ++reads;
+        }
         return true;
     });
     if (reads != 1) return false;
     d.hit_list = prev;
+    d.hits = text(hits);
     d.stacked = base;
-    d.steps = fmt::format("len({})", base);
+    d.dim = dim;
+    d.steps = fmt::format("{}.shape[{}]", base, dim);
     return true;
+}
+
+// The last assignment of `name` in `def` before `loop`, in a block around the loop, or invalid.
+Node value_before(const Node& def, const Node& loop, const std::string& name) {
+    Node found;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.begin() >= loop.begin()) return false;
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("assignment") && n.field("left").is("identifier") && n.field("left").text() == name &&
+            n.field("right")) {
+            Node block = n.parent();
+            while (block && !block.is("block")) block = block.parent();
+            if (block && inside(loop, block)) found = n.field("right");
+        }
+        return true;
+    });
+    return found;
+}
+
+// True when `name` holds a boolean tensor when `loop` starts: `X.bool()`, a comparison, or
+// `~` / `&` / `|` of such.
+bool boolean_before(const Node& def, const Node& loop, const std::string& name) {
+    Node v = unparen(value_before(def, loop, name));
+    if (!v) return false;
+    if (v.is("comparison_operator")) return true;
+    if (v.is("call") && v.field("function").is("attribute") && v.field("function").field("attribute").text() == "bool" &&
+        v.field("arguments").named_children().empty()) {
+        return true;
+    }
+    return v.is("unary_operator") && v.field("operator").text() == "~";
+}
+
+// The masks of a loop without pairs: `M = BASE[..., e, ...]` at the top of its body, and
+// `BASE[..., e, ...]` written inline as an index of an assignment's target, with BASE a
+// boolean tensor. Fills `masks` with their texts; returns the first one's expression.
+Node boolean_masks(const Node& def, const Node& loop, const std::string& loop_var, std::set<std::string>& masks) {
+    Node first;
+    auto is_mask = [&](const Node& e) {
+        const auto [base, dim] = stacked_mask(e, loop_var);
+        (void)dim;
+        return !base.empty() && boolean_before(def, loop, base);
+    };
+    for (const Node& s : statements(loop.field("body"))) {
+        const Node a = assignment_of(s);
+        if (a && a.field("left").is("identifier") && is_mask(a.field("right"))) {
+            masks.insert(text(a.field("left")));
+            if (!first) first = a.field("right");
+        }
+    }
+    syntax::walk(loop.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("lambda")) return false;
+        if (n.is("assignment") && n.field("left").is("subscript")) {
+            for (const Node& part : n.field("left").named_children()) {
+                if (part == n.field("left").field("value")) continue;
+                if (is_mask(part)) {
+                    masks.insert(text(part));
+                    if (!first) first = part;
+                }
+            }
+        }
+        return true;
+    });
+    return first;
+}
+
+// The loop's index variable: `for e in ...`, or the first name of `for e, x in enumerate(...)`.
+std::string loop_index(const Node& loop) {
+    const Node left = loop.field("left");
+    if (left.is("identifier")) return text(left);
+    const Node right = loop.field("right");
+    if ((left.is("pattern_list") || left.is("tuple_pattern")) && right.is("call") &&
+        right.field("function").text() == "enumerate" && !left.named_children().empty() &&
+        left.named_children()[0].is("identifier")) {
+        return text(left.named_children()[0]);
+    }
+    return "";
 }
 
 }  // namespace
@@ -342,7 +475,8 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     const auto stmts = statements(loop.field("body"));
     ExpertDispatch d;
     d.loop = loop;
-    std::size_t at = stmts.size();
+    d.loop_var = loop_index(loop);
+    std::size_t at = 0;  // the first statement checked as part of the dispatch
     for (std::size_t i = 0; i < stmts.size(); ++i) {
         const Node a = assignment_of(stmts[i]);
         if (!a || !(a.field("left").is("pattern_list") || a.field("left").is("tuple_pattern"))) continue;
@@ -350,38 +484,58 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
             d.pairs = stmts[i];
             d.pairs_call = unparen(a.field("right"));
             d.mask = mask;
-            at = i;
+            d.anchor = d.pairs_call;
+            at = i + 1;
             break;
         }
     }
-    if (!d.pairs) return std::nullopt;
     Matcher m(ctx, def, d);
-    for (const Node& t : d.pairs.named_children()[0].field("left").named_children()) {
-        if (!t.is("identifier")) {
-            m.refuse("the pairs are not unpacked into plain names");
-            return d;
+    m.flow().loop_var = d.loop_var;
+    if (const Node right = loop.field("right"); right.is("call") && right.field("function").text() == "enumerate" &&
+                                               right.field("arguments").named_children().size() == 1) {
+        const auto names = loop.field("left").named_children();
+        if (names.size() == 2 && names[1].is("identifier")) {
+            m.flow().elements.emplace(text(names[1]), right.field("arguments").named_children()[0]);
         }
-        m.flow().index.insert(text(t));
+    }
+    Node loop_mask = d.mask;
+    if (d.pairs) {
+        for (const Node& t : d.pairs.named_children()[0].field("left").named_children()) {
+            if (!t.is("identifier")) {
+                m.refuse("the pairs are not unpacked into plain names");
+                return d;
+            }
+            m.flow().index.insert(text(t));
+        }
+    } else {
+        d.kind = ExpertDispatch::Kind::Mask;
+        loop_mask = boolean_masks(def, loop, d.loop_var, m.flow().masks);
+        if (!loop_mask) return std::nullopt;
+        d.anchor = loop_mask;
     }
     if (loop.named_children().back().is("else_clause")) {
         m.refuse("the loop has an `else`");
         return d;
     }
-    // The trip count: `range(...)`, or the experts a mask hits.
+    // The trip count: `range(...)`, a container of modules, or the experts a mask hits.
     const Node iterable = loop.field("right");
     bool hit = false;
     if (iterable.is("call") && iterable.field("function").text() == "range") {
         const auto args = iterable.field("arguments").named_children();
         d.steps = args.size() == 1 ? text(args[0]) : fmt::format("len({})", iterable.text());
-    } else if (loop.field("left").is("identifier") && iterable.is("identifier") && hit_list_header(def, loop, d)) {
+    } else if (iterable.is("identifier") && hit_list_header(ctx, def, loop, loop_mask, d)) {
         hit = true;
+    } else if (iterable.is("call") && iterable.field("function").text() == "enumerate" &&
+               iterable.field("arguments").named_children().size() == 1 &&
+               !ctx.values.eval(ctx.file, iterable.field("arguments").named_children()[0]).tensor()) {
+        d.steps = fmt::format("len({})", iterable.field("arguments").named_children()[0].text());
     } else {
-        m.refuse(fmt::format("the loop runs over `{}`, not a range or the experts a one_hot mask hits",
+        m.refuse(fmt::format("the loop runs over `{}`, not a range, enumerate() or the experts a mask hits",
                              iterable.text()));
         return d;
     }
     // Before the pairs: in the hit-list form every expert now runs them, so no calls.
-    for (std::size_t i = 0; i < at; ++i) {
+    for (std::size_t i = 0; d.pairs && i + 1 < at; ++i) {
         const Node a = assignment_of(stmts[i]);
         bool calls = false;
         syntax::walk(stmts[i], [&](const Node& n) {
@@ -395,10 +549,35 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
             return d;
         }
     }
-    if (!m.body_after(stmts, at + 1)) return d;
-    if (!d.scatter) {
+    if (!m.body_after(stmts, at)) return d;
+    d.gathers = m.flow().mask_gathers;
+    d.needs_eval = m.flow().needs_eval;
+    if (d.pairs && !d.scatter) {
         m.refuse("no `Y.index_add_(0, INDEX, SOURCE)` takes the results back");
         return d;
+    }
+    if (!d.pairs && d.puts.empty()) {
+        m.refuse("no `Y[..., MASK, ...] = VALUE` takes the results back");
+        return d;
+    }
+    if (d.needs_eval && owner_of(def).empty()) {
+        m.refuse("a Dropout in the computation, outside a module method whose eval mode could be checked");
+        return d;
+    }
+    if (hit) {
+        // Every expert now runs the body: calls outside the row computation must be harmless.
+        syntax::walk(loop.field("body"), [&](const Node& n) {
+            if (!n.is("call") || n == d.pairs_call || m.flow().holds_rows(n)) return true;
+            const Node fn = n.field("function");
+            const bool harmless = fn.text() == "getattr" || fn.text() == "len" ||
+                                  (fn.is("attribute") && fn.field("attribute").text() == "format");
+            if (!harmless) {
+                m.refuse(fmt::format("line {}: `{}` would run for experts the loop skipped", n.position().line,
+                                     fn.text()));
+            }
+            return true;
+        });
+        if (!d.refused.empty()) return d;
     }
     std::set<std::string> inner = m.assigned();
     inner.insert(m.flow().index.begin(), m.flow().index.end());
@@ -409,11 +588,10 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     }
     // The steps expression must mean the same at every pair statement.
     std::set<std::string> body_names = inner;
-    for (std::size_t i = 0; i < at; ++i) body_names.insert(text(assignment_of(stmts[i]).field("left")));
+    for (std::size_t i = 0; d.pairs && i + 1 < at; ++i) body_names.insert(text(assignment_of(stmts[i]).field("left")));
     if (!hit && m.flow().holds_rows(iterable)) m.refuse("the loop's range reads the pairs");
-    if (hit) body_names.insert(d.stacked);
-    syntax::walk(hit ? d.mask : iterable, [&](const Node& n) {
-        if (n.is("identifier") && body_names.contains(text(n)) && !(hit && n.text() == d.stacked) &&
+    syntax::walk(iterable, [&](const Node& n) {
+        if (n.is("identifier") && body_names.contains(text(n)) &&
             !(n.parent().is("attribute") && n.parent().field("attribute") == n)) {
             m.refuse("the loop's range reads a name the loop assigns");
         }

@@ -14,6 +14,8 @@
 // so more rows would change the numbers every original row gets.
 #include "rowwise.hpp"
 
+#include "graphmend/analysis.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -89,6 +91,30 @@ std::vector<std::pair<std::size_t, Node>> self_assignments(const Context& ctx, s
     return out;
 }
 
+// Every `self.NAME[KEY] = VALUE` in the methods of a class: a ModuleDict / ModuleList filled
+// item by item.
+std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, const std::string& cls,
+                                        const std::string& name) {
+    std::vector<Node> out;
+    const auto& classes = ctx.project.files()[file].index.classes;
+    const auto it = classes.find(cls);
+    if (it == classes.end()) return out;
+    for (const auto& [method, fn] : it->second.methods) {
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("assignment") && n.field("left").is("subscript")) {
+                const Node target = n.field("left").field("value");
+                if (target.is("attribute") && target.field("object").text() == "self" &&
+                    target.field("attribute").text() == name && n.field("right")) {
+                    out.push_back(n.field("right"));
+                }
+            }
+            return true;
+        });
+    }
+    return out;
+}
+
 // The one `NAME = VALUE` of a local in `def` (not counting nested functions), or invalid.
 Node only_assignment(const Node& def, std::string_view name) {
     Node found;
@@ -103,6 +129,82 @@ Node only_assignment(const Node& def, std::string_view name) {
         return true;
     });
     return count == 1 ? found : Node();
+}
+
+// The default of parameter `name` of `__init__` method `fn` of class `cls` (file `file`) when no
+// construction of the class in the project passes that parameter, or invalid.
+Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, const std::string& cls,
+                      std::string_view name) {
+    if (!fn || fn.field("name").text() != "__init__") return {};
+    Node value;
+    int position = -1;  // among the parameters after self
+    int i = -1;
+    for (const Node& p : fn.field("parameters").named_children()) {
+        ++i;
+        if ((p.is("default_parameter") || p.is("typed_default_parameter")) && p.field("name").text() == name) {
+            value = p.field("value");
+            position = i - 1;
+        }
+    }
+    if (!value || position < 0) return {};
+    bool passed = false;
+    for (std::size_t f = 0; f < ctx.project.files().size() && !passed; ++f) {
+        syntax::walk(ctx.project.files()[f].tree.root(), [&](const Node& n) {
+            if (passed) return false;
+            if (!n.is("call") || n.field("function").text().find(cls) == std::string_view::npos) return true;
+            const auto named = ctx.project.class_named(f, n.field("function"));
+            if (!named || named->first != file || named->second != cls) return true;
+            const auto args = n.field("arguments").named_children();
+            int positional = 0;
+            for (const Node& a : args) {
+                if (a.is("keyword_argument")) {
+                    passed = passed || a.field("name").text() == name;
+                } else if (a.is("list_splat") || a.is("dictionary_splat")) {
+                    passed = true;
+                } else {
+                    ++positional;
+                }
+            }
+            passed = passed || positional > position;
+            return true;
+        });
+    }
+    return passed ? Node() : value;
+}
+
+// `torch.einsum("b,be->be", w, x)`: row-wise when every operand holding rows has the row
+// letter first, the others do not have it, and the output keeps it first.
+bool einsum_rowwise(const std::vector<Node>& args, const std::vector<bool>& row_args) {
+    if (args.size() < 2 || !args[0].is("string")) return false;
+    for (const Node& c : args[0].named_children()) {
+        if (c.is("interpolation")) return false;
+    }
+    std::string eq(args[0].text());
+    if (eq.size() < 2 || (eq.front() != '"' && eq.front() != '\'') || eq.find("...") != std::string::npos) return false;
+    eq = eq.substr(1, eq.size() - 2);
+    eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+    const auto arrow = eq.find("->");
+    if (arrow == std::string::npos) return false;
+    std::vector<std::string> inputs;
+    std::string cur;
+    for (char ch : eq.substr(0, arrow)) {
+        if (ch == ',') {
+            inputs.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    inputs.push_back(cur);
+    const std::string out = eq.substr(arrow + 2);
+    if (inputs.size() != args.size() - 1 || out.empty()) return false;
+    const char row = out[0];
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const bool is_row = row_args[i + 1];
+        if (is_row && (inputs[i].empty() || inputs[i][0] != row)) return false;
+        if (!is_row && inputs[i].find(row) != std::string::npos) return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -126,6 +228,12 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         if (auto cls = ctx.project.class_named(file, e)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
         const std::string ext = ctx.project.external_name(file, e);
         if (!ext.empty()) return {Callable::External, file, {}, ext, {}, {}};
+        // A parameter of __init__ no construction of the class passes: its default.
+        if (const Node fn = analysis::enclosing_function(e); fn && !owner.empty()) {
+            if (const Node value = unpassed_default(ctx, file, fn, owner, e.text())) {
+                return callable_of(ctx, file, Node(), owner, value, depth + 1);
+            }
+        }
         if (auto fn = ctx.project.callee(file, e.parent(), owner); fn && e.parent().is("call")) {
             return {Callable::Function, fn->file, {}, {}, fn->node, {}};
         }
@@ -141,6 +249,26 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
                 return {};
             }
             const std::string cls_owner = owner;
+            const Node value = unparen(values[0].second);
+            const std::string made =
+                value.is("call") ? ctx.project.external_name(values[0].first, value.field("function")) : std::string();
+            const std::string_view leaf = last_part(made);
+            if ((leaf == "ModuleDict" || leaf == "ModuleList") && value.field("arguments").named_children().empty()) {
+                // Filled item by item: `self.NAME[key] = C(...)`, every item of one class.
+                const auto items = self_item_assignments(ctx, values[0].first, owner, text(e.field("attribute")));
+                if (items.empty()) return {};
+                Callable element = callable_of(ctx, values[0].first, Node(), cls_owner, items[0], depth + 1);
+                for (const Node& item : items) {
+                    const Callable other = callable_of(ctx, values[0].first, Node(), cls_owner, item, depth + 1);
+                    if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
+                        element.kind == Callable::None) {
+                        return {};
+                    }
+                }
+                Callable out{Callable::ListOf, file, {}, {}, {}, {}};
+                out.element = std::make_shared<Callable>(std::move(element));
+                return out;
+            }
             return callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
         }
         if (auto cls = ctx.project.class_named(file, e)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
@@ -160,6 +288,18 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         const Node fn = unparen(e.field("function"));
         const auto args = e.field("arguments").named_children();
         if (fn.text() == "get_activation" || fn.text().ends_with("ACT2FN.get")) return {Callable::Activation, file, {}, {}, {}, {}};
+        // `getattr(CONTAINER, key)`: an element of the container.
+        if (fn.is("identifier") && fn.text() == "getattr" && args.size() == 2) {
+            Callable list = callable_of(ctx, file, def, owner, args[0], depth + 1);
+            if (list.kind == Callable::ListOf && list.element) return *list.element;
+            return {};
+        }
+        // `CONTAINER.values()`: the same elements.
+        if (fn.is("attribute") && fn.field("attribute").text() == "values" && args.empty()) {
+            Callable list = callable_of(ctx, file, def, owner, fn.field("object"), depth + 1);
+            if (list.kind == Callable::ListOf) return list;
+            return {};
+        }
         const std::string ext = ctx.project.external_name(file, fn);
         const std::string_view leaf = last_part(ext);
         if ((leaf == "ModuleList" || leaf == "ModuleDict" || leaf == "list") && args.size() == 1) {
@@ -183,6 +323,10 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         // `C(...)` makes a module of class C.
         if (auto cls = ctx.project.class_named(file, fn)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
         if (!ext.empty()) return {Callable::External, file, {}, ext, {}, {}};
+        if (fn.is("identifier")) {  // a class held by a local or a parameter with a known default
+            Callable c = callable_of(ctx, file, def, owner, fn, depth + 1);
+            if (c.kind == Callable::Class || c.kind == Callable::External) return c;
+        }
         return {};
     }
     return {};
@@ -200,7 +344,12 @@ bool RowFlow::holds_rows(const Node& e) const {
     bool found = false;
     syntax::walk(e, [&](const Node& n) {
         if (found || n.is("lambda")) return false;
-        if (n.is("identifier") && (rows.contains(std::string(n.text())) || index.contains(std::string(n.text())))) {
+        if (n.is("subscript") && mask_position(n) >= 0) {
+            found = true;
+            return false;
+        }
+        if (n.is("identifier") && (rows.contains(std::string(n.text())) || index.contains(std::string(n.text())) ||
+                                   masks.contains(std::string(n.text())))) {
             const Node p = n.parent();
             if (!(p.is("attribute") && p.field("attribute") == n) && !(p.is("keyword_argument") && p.field("name") == n)) {
                 found = true;
@@ -215,6 +364,10 @@ std::optional<bool> RowFlow::expr(const Node& expr_node) {
     const Node e = unparen(expr_node);
     if (!e) return false;
     if (!holds_rows(e)) return false;
+    if (e.is("subscript") && mask_position(e) >= 0 && !holds_rows(e.field("value"))) {
+        mask_gathers.emplace_back(e, mask_position(e));
+        return true;
+    }
     if (e.is("identifier")) {
         if (rows.contains(text(e))) return true;
         fail(e, fmt::format("`{}` holds the dispatch's indices outside a gather", e.text()));
@@ -304,6 +457,45 @@ std::optional<bool> RowFlow::subscript(const Node& e) {
     return true;
 }
 
+bool RowFlow::reads_row_values(const Node& e) const {
+    bool found = false;
+    syntax::walk(e, [&](const Node& n) {
+        if (found || n.is("lambda")) return false;
+        if (n.is("attribute")) {
+            const std::string_view attr = n.field("attribute").text();
+            if (attr == "dtype" || attr == "device" || attr == "ndim" || attr == "is_cuda") return false;
+        }
+        if ((n.is("identifier") || n.is("subscript")) && holds_rows(n)) {
+            const Node p = n.parent();
+            if (!(p.is("attribute") && p.field("attribute") == n)) found = true;
+        }
+        return !found;
+    });
+    return found;
+}
+
+int RowFlow::mask_position(const Node& e) const {
+    if (!e.is("subscript") || masks.empty()) return -1;
+    std::vector<Node> parts;
+    for (const Node& i : e.named_children()) {
+        if (!(i == e.field("value")) && !i.is("comment")) parts.push_back(i);
+    }
+    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) return -1;  // `x[(a, b)]`: not handled
+    int pos = -1;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const Node q = parts[i];
+        if (masks.contains(text(q))) {
+            if (pos >= 0) return -1;
+            pos = static_cast<int>(i);
+            continue;
+        }
+        const bool plain = (q.is("identifier") && !loop_var.empty() && q.text() == loop_var) || q.is("integer") ||
+                           (q.is("slice") && q.named_children().empty()) || q.is("ellipsis");
+        if (!plain) return -1;
+    }
+    return pos;
+}
+
 std::optional<bool> RowFlow::call(const Node& e) {
     const Node fn = unparen(e.field("function"));
     const auto args = e.field("arguments").named_children();
@@ -344,12 +536,17 @@ std::optional<bool> RowFlow::call(const Node& e) {
     if (ext.starts_with("torch.")) {
         const std::string_view leaf = last_part(ext);
         if (kElementwiseFunctions.contains(leaf)) return true;
+        if (leaf == "einsum" && einsum_rowwise(args, row_args)) return true;
         if ((leaf == "linear" || leaf == "matmul" || leaf == "layer_norm" || leaf == "rms_norm") && row_args[0] &&
             std::count(row_args.begin(), row_args.end(), true) == 1) {
             return true;
         }
     }
     // A module or project function.
+    if (fn.is("identifier") && elements.contains(text(fn))) {
+        const Callable list = callable_of(ctx_, file_, def_, owner_, elements.at(text(fn)), 0);
+        if (list.kind == Callable::ListOf && list.element) return callable(e, *list.element, row_args);
+    }
     const Callable c = callable_of(ctx_, file_, def_, owner_, fn, 0);
     return callable(e, c, row_args);
 }
@@ -361,6 +558,10 @@ std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const st
         case Callable::External: {
             const std::string_view leaf = last_part(c.external);
             if (c.external.starts_with("torch.") && kRowwiseModules.contains(leaf) && row_args.size() == 1) return true;
+            if (leaf == "Dropout" && c.external.starts_with("torch.") && row_args.size() == 1) {
+                needs_eval = true;  // identity in eval mode; the static form then requires it
+                return true;
+            }
             if (leaf == "Dropout") {
                 fail(e, "a Dropout: in training it draws a random number per element, so more rows change them");
             } else {
@@ -411,6 +612,7 @@ std::optional<bool> RowFlow::function(const Node& call, std::size_t file, const 
         inner.rows.insert(name);
     }
     const auto out = inner.block(fn.field("body"));
+    needs_eval = needs_eval || inner.needs_eval;
     if (!out) {
         fail(call, fmt::format("in `{}`: {}", fn.field("name").text(), inner.why()));
         return std::nullopt;
@@ -440,7 +642,7 @@ std::optional<bool> RowFlow::block(const Node& body) {
             returns_rows = returns_rows || *r;
             continue;
         }
-        if (s.is("if_statement") && !holds_rows(s.field("condition"))) {
+        if (s.is("if_statement") && !reads_row_values(s.field("condition"))) {
             for (const Node& part : s.named_children()) {
                 Node b = part.is("block") ? part : part.field("consequence") ? part.field("consequence") : part.field("body");
                 if (part == s.field("condition")) continue;

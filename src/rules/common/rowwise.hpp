@@ -3,10 +3,12 @@
 // Private to the rules that rewrite row subsets (static-expert-dispatch).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graphmend/rule.hpp"
@@ -41,6 +43,14 @@ public:
 
     std::set<std::string> rows;
     std::set<std::string> index;
+    /// Boolean masks that pick rows: the text of each (a local's name or an expression);
+    /// `X[..., M, ...]` with the other indices `loop_var`, integers, `:` or `...` gathers rows.
+    std::set<std::string> masks;
+    std::string loop_var;
+    /// Each gather by a mask seen so far, with the mask's position among its indices.
+    std::vector<std::pair<syntax::Node, int>> mask_gathers;
+    /// A Dropout was found; it is row-wise only in eval mode (set instead of failing).
+    bool needs_eval = false;
 
     /// Whether `e` holds rows (true), holds none (false), or is not shown row-wise (nullopt,
     /// with why()).
@@ -50,6 +60,14 @@ public:
     /// The statements of a function body: assignments, returns, docstrings and `if`s that
     /// do not test the rows. Whether it returns rows, or nullopt.
     std::optional<bool> block(const syntax::Node& body);
+    /// The position of a mask among the indices of subscript `e` when it picks rows by one
+    /// (the other indices being `loop_var`, integer literals, `:` or `...`), or -1.
+    [[nodiscard]] int mask_position(const syntax::Node& e) const;
+    /// Locals bound by the loop to the elements of a module container (`for i, expert in
+    /// enumerate(self.experts.values())`): name -> the container expression.
+    std::map<std::string, syntax::Node> elements;
+    /// True when `e` reads rows other than through their dtype, device or ndim.
+    [[nodiscard]] bool reads_row_values(const syntax::Node& e) const;
     /// True when `e` reads a local holding rows or indices.
     [[nodiscard]] bool holds_rows(const syntax::Node& e) const;
     /// The first reason something was not shown row-wise: "line N: ...".
