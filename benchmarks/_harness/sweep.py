@@ -13,14 +13,16 @@ weights after torch.manual_seed(0), eval mode). The inputs are the task's main i
     spec("gpt2")                       # the models.ModelSpec named "sweep:gpt2" (what the arms run)
 
 To add an architecture, add an Arch to ARCHS (with overrides only where the generic
-shrinking does not give a working small model).
+shrinking does not give a working small model). build() raises models.NotAvailable when the
+installed transformers lacks the model type or no longer builds it from the config: the row
+then reads "not available at this version: <reason>" (transformers 5 has no open-llama or nezha).
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
 
-from .models import FFN, HEADS, HIDDEN, LAYERS, SEQ, VOCAB, ModelSpec
+from .models import FFN, HEADS, HIDDEN, LAYERS, SEQ, VOCAB, ModelSpec, NotAvailable
 
 PREFIX = "sweep:"
 POSITIONS = 64
@@ -76,6 +78,8 @@ class Arch:
 # With a cache, Gemma 2/3 make a HybridCache, whose mark_static_address Dynamo refuses to trace
 # (AssertionError "Attempt to trace forbidden callable"): no graph at all, in either arm.
 _NO_HYBRID_CACHE = "use_cache=False: the HybridCache fails under torch.compile at these pins"
+# Deprecated in transformers 4.x and removed in 5: rows "not available at this version" at the latest pins.
+_REMOVED_IN_5 = "deprecated in transformers 4, removed in 5"
 _IMAGE = dict(image_size=IMAGE, patch_size=8, encoder_stride=8)
 _ARCHS = (
     # decoder-only language models
@@ -94,10 +98,11 @@ _ARCHS = (
     Arch("phimoe", "causal-lm"),
     Arch("olmoe", "causal-lm"),
     Arch("granitemoe", "causal-lm"),
-    Arch("dbrx", "causal-lm", dict(attn_config=dict(kv_n_heads=HEADS),
+    Arch("dbrx", "causal-lm", dict(attn_config=dict(kv_n_heads=HEADS, clip_qkv=8.0, rope_theta=10000.0),
                                    ffn_config=dict(ffn_hidden_size=FFN, moe_num_experts=EXPERTS,
                                                    moe_top_k=EXPERTS_PER_TOKEN)),
-         note="attention and experts set in its attn_config and ffn_config"),
+         note="attention and experts set in attn_config and ffn_config; clip_qkv 8 as in dbrx-base and "
+              "rope_theta 10000 (4.52's default) given: transformers 5.24 needs both"),
     Arch("jamba", "causal-lm", dict(use_mamba_kernels=False, attn_layer_period=2, attn_layer_offset=1,
                                     expert_layer_period=1, expert_layer_offset=0),
          note="a Mamba layer then an attention layer, both with experts; no Mamba kernels (CPU)"),
@@ -124,6 +129,7 @@ _ARCHS = (
     Arch("granite", "causal-lm"),
     Arch("xglm", "causal-lm"),
     Arch("ctrl", "causal-lm"),
+    Arch("open-llama", "causal-lm", note=_REMOVED_IN_5),
     # encoders
     Arch("bert", "masked-lm"),
     Arch("roberta", "masked-lm"),
@@ -140,6 +146,7 @@ _ARCHS = (
     Arch("megatron-bert", "masked-lm"),
     Arch("ernie", "masked-lm"),
     Arch("data2vec-text", "masked-lm"),
+    Arch("nezha", "masked-lm", note=_REMOVED_IN_5),
     # encoder-decoders
     Arch("t5", "seq2seq-lm"),
     Arch("mt5", "seq2seq-lm"),
@@ -200,10 +207,28 @@ def build_config(model_type):
 
 
 def build(model_type):
+    """The model in eval mode; raises NotAvailable (with the reason) when the installed transformers
+    has no `model_type`, or its config or the task's Auto class no longer builds it."""
     import transformers
+    from transformers import CONFIG_MAPPING
 
-    auto = getattr(transformers, TASKS[ARCHS[model_type].task][0])
-    return auto.from_config(build_config(model_type)).eval()
+    version = f"transformers {transformers.__version__}"
+    if model_type not in CONFIG_MAPPING:
+        raise NotAvailable(f"{version} has no model type {model_type!r}")
+    try:
+        config = build_config(model_type)
+    except Exception as exc:  # a config field renamed, removed or checked differently
+        raise NotAvailable(f"{version} does not build its config: {_first_line(exc)}") from exc
+    auto_name = TASKS[ARCHS[model_type].task][0]
+    try:
+        return getattr(transformers, auto_name).from_config(config).eval()
+    except Exception as exc:  # no class for the task, or the model code no longer fits its config
+        raise NotAvailable(f"{version} does not build {auto_name} from it: {_first_line(exc)}") from exc
+
+
+def _first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
 
 
 def inputs(model_type, dtype):
