@@ -21,7 +21,7 @@ transformers 4.52.4, the reference's pins), "latest" with <repo>/.venv-latest
 under either; it only compares the arms' outputs.
 
 Result JSON (written after every row, complete when "finished" is set):
-  suite, env ("pins" | "latest"), started, finished, seconds;
+  suite, env ("pins" | "latest"), command (the parent's command line), started, finished, seconds;
   environment: python, python_executable, torch, transformers, torch_cuda, platform (the arms'
       interpreter), venv, parent_python, parent_python_executable, parent_torch, cpu_count,
       machine; matches_pins (pins only); requirements (latest only: requirements-latest.txt);
@@ -490,6 +490,7 @@ def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"
     result = {
         "suite": suite,
         "env": env,
+        "command": " ".join([os.path.relpath(sys.executable, REPO)] + sys.argv),
         "environment": environment(env, python),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "rows": [],

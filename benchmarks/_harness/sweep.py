@@ -8,6 +8,7 @@ architecture's own overrides; the model is the task's Auto class `from_config` (
 weights after torch.manual_seed(0), eval mode). The inputs are the task's main input.
 
     ARCHS["gpt2"]                      # Arch(model_type, task, overrides, note)
+    MOE                                # the mixture-of-experts model types among them
     config_kwargs("gpt2")              # the keyword arguments of the config (imports transformers)
     build_config("gpt2"), build("gpt2") / inputs("gpt2", torch.float32)
     spec("gpt2")                       # the models.ModelSpec named "sweep:gpt2" (what the arms run)
@@ -178,6 +179,9 @@ _ARCHS = (
     Arch("whisper", "speech-seq2seq", dict(num_mel_bins=MEL_BINS, max_source_positions=SOURCE_POSITIONS)),
 )
 ARCHS = {a.model_type: a for a in _ARCHS}
+# The mixture-of-experts architectures (the report gives their breaks on a line of their own).
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "phimoe", "olmoe", "granitemoe", "dbrx", "jamba", "deepseek_v3",
+       "nllb-moe", "switch_transformers")
 
 
 def config_kwargs(model_type):
