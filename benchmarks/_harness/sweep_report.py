@@ -131,12 +131,11 @@ def env_section(label, data, name):
 
 
 def sweep_section(results: Path) -> list[str]:
+    """The section: pins (or how to make it), then latest when its JSON exists."""
+    pins, latest = load(results, "sweep-pins.json"), load(results, "sweep-latest.json")
     out = ["## 4. Graph breaks across architectures (sweep)", ""]
-    pins = load(results, "sweep-pins.json")
-    if pins is None:
+    if pins is None and latest is None:
         return out + missing("sweep-pins.json")
-    out += INTRO + env_section("pins", pins, "sweep-pins.json")
-    latest = load(results, "sweep-latest.json")
-    if latest is not None:
-        out += env_section("latest", latest, "sweep-latest.json")
-    return out
+    out += INTRO
+    out += env_section("pins", pins, "sweep-pins.json") if pins else ["### pins", ""] + missing("sweep-pins.json")
+    return out + (env_section("latest", latest, "sweep-latest.json") if latest else [])
