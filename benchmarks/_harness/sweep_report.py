@@ -124,9 +124,11 @@ def env_section(label, data, name):
     out += [_row_line(r) for r in data["rows"]] + [""]
     out += _totals(data) + _kinds_table(data["rows"]) + _flagged(data["rows"])
     gm = data.get("graphmend") or {}
-    out += [f"Made by `{data.get('command') or COMMANDS[name]}`" + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
+    made = f"Made by `{data['command']}`" if data.get("command") else "Made"  # older files lack it
+    out += [made + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
             + f", with the graphmend binary `{gm.get('source', '?')}` (sha256 `{(gm.get('sha256') or '?')[:12]}`, "
-            f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`.", ""]
+            f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`"
+            + ("" if data.get("command") else f"; remake it with `{COMMANDS[name]}`") + ".", ""]
     return out
 
 
