@@ -82,8 +82,8 @@ def _totals(data):
              + (f" ({len(absent)} not available at this version: {', '.join(absent)})" if absent else "")
              + f", breaks {t.get('breaks_before')} → {t.get('breaks_after')} ({fmt(t.get('removed_percent'), 1)} % "
              f"removed), Dynamo's counter {t.get('dynamo_breaks_before')} → {t.get('dynamo_breaks_after')}, "
-             f"outputs identical {t.get('outputs_identical')}/{n}, messages identical {t.get('messages_identical')}/{n}.",
-             ""]
+             f"outputs identical {t.get('outputs_identical')}/{n}, "
+             f"messages identical {t.get('messages_identical')}/{n}.", ""]
     moe = moe_breaks(rows)
     if moe["rows"]:
         lines += [f"MoE models ({moe['rows']} measured): breaks {moe['breaks_before']} → {moe['breaks_after']}; "
