@@ -26,10 +26,15 @@
         classes, each from its AutoConfig shrunk to a small size, random weights,
         float32); rows made worse by the fix (breaks up, outputs or messages
         differ) are flagged in the JSON ("flags", totals "flagged") and the summary.
+        An architecture that the environment's transformers lacks, or no longer builds
+        from its config, is a row "not available at this version: <reason>" (totals
+        "rows_not_available"), not a failure. benchmarks/sweep.py runs this suite at
+        both pins and remakes docs/RESULTS.md.
 
 The graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend).
 Run with the project's venv (.venv/bin/python). Exit: 0 ok, 1 a check failed or
-behaviour differs, 2 usage or set-up error (binary missing, unknown model).
+behaviour differs (a suite: a row failed), 2 usage or set-up error (binary missing,
+unknown model, or --model not available in this transformers).
 """
 import argparse
 import os

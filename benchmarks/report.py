@@ -8,7 +8,8 @@ Reads what is there (a missing file leaves its section saying how to make it):
   reference-latest.json   graph_breaks.py --suite reference --env latest --json ...
   latency-cpu.json        latency.py --json ...
   tool-speed.json         tool_speed.py --json ...
-  sweep-pins.json         graph_breaks.py --suite sweep --json ...               (many architectures, pins)
+  sweep-pins.json         sweep.py --env pins                                    (many architectures, pins)
+  sweep-latest.json       sweep.py --env latest                                  (the same at the latest pins)
 Writes docs/RESULTS.md and PNG plots beside it (docs/results/*.png, matplotlib, Agg backend).
 Nothing is measured here: every figure comes from a JSON file, and the page names the
 command that made it. Exit 0, or 2 when the results folder does not exist.
@@ -16,65 +17,20 @@ command that made it. Exit 0, or 2 when the results folder does not exist.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _harness.report_text import COMMANDS, fmt, load, missing, yes_no  # noqa: E402
+from _harness.report_text import left as _left  # noqa: E402
+from _harness.sweep_report import sweep_section  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
-
-COMMANDS = {
-    "reference-pins.json": ".venv/bin/python benchmarks/graph_breaks.py --suite reference "
-                           "--json docs/results/reference-pins.json",
-    "reference-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/graph_breaks.py "
-                             "--suite reference --env latest --json docs/results/reference-latest.json",
-    "latency-cpu.json": ".venv/bin/python benchmarks/latency.py --rows changed --reps 5 "
-                        "--json docs/results/latency-cpu.json",
-    "tool-speed.json": ".venv/bin/python benchmarks/tool_speed.py --json docs/results/tool-speed.json",
-    "sweep-pins.json": ".venv/bin/python benchmarks/graph_breaks.py --suite sweep --json docs/results/sweep-pins.json",
-}
-
-
-def load(results: Path, name: str):
-    path = results / name
-    if not path.exists():
-        return None
-    return json.loads(path.read_text())
-
-
-def missing(name: str) -> list[str]:
-    return [f"Not measured yet: `{name}` is missing. Make it with:", "", "```sh", COMMANDS[name], "```", ""]
-
-
-def fmt(value, digits=2):
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def yes_no(value):
-    return "–" if value is None else ("yes" if value else "**no**")
 
 
 # --- reference rows ---------------------------------------------------------------------------
-
-
-def _kinds(kinds: dict | None) -> str:
-    if not kinds:
-        return ""
-    return ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def _left(row: dict) -> str:
-    parts = []
-    for b in row.get("breaks_left") or []:
-        if isinstance(b, dict):
-            n = b.get("count", 1)
-            parts.append(f"{b.get('kind', '?')} at `{b.get('site', '?')}`" + (f" ×{n}" if n != 1 else ""))
-        else:
-            parts.append(str(b))
-    return "; ".join(parts)
 
 
 def reference_section(results: Path, plots: list) -> list[str]:
@@ -378,53 +334,6 @@ def plot_tool_speed(results: Path, data: dict):
                         figsize=(7, 4), rotation=0,
                         title=f"{(data.get('package') or {}).get('files')} files of transformers: graphmend check, "
                               "ast.parse, LibCST round trip")
-
-
-def sweep_section(results: Path) -> list[str]:
-    name = "sweep-pins.json"
-    data = load(results, name)
-    out = ["## 4. Graph breaks across architectures (sweep)", ""]
-    if data is None:
-        return out + missing(name)
-    env = data.get("environment", {})
-    out += [f"torch {env.get('torch')}, transformers {env.get('transformers')}, Python {env.get('python')}.", "",
-            "Each row is one transformers architecture, its `AutoConfig` shrunk to hidden 64, 2 layers,",
-            "2 heads, ffn 128, vocab 128 (plus the overrides named in `benchmarks/_harness/sweep.py`), random",
-            "weights, float32, measured as the reference rows are (section 1). **Flags** name what the fix made",
-            "worse: more breaks (FX graphs − 1, or Dynamo's counter), outputs or messages that differ, or a",
-            "row that could not be measured.", "",
-            "| architecture | class | breaks before → after | Dynamo before → after | outputs | messages | "
-            "flags | breaks left (kind at site) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in data["rows"]:
-        flags = ", ".join(f"**{f}**" for f in r.get("flags") or [])
-        if r.get("breaks_before") is None:
-            out.append(f"| {r.get('architecture') or r['row']} | {r.get('model_class') or ''} | not measured: "
-                       f"{(r.get('error') or 'no result').splitlines()[0][:120]} | | | | {flags} | |")
-            continue
-        out.append(f"| {r.get('architecture') or r['row']} | {r.get('model_class') or ''} | "
-                   f"{r['breaks_before']} → {r['breaks_after']} | "
-                   f"{r.get('dynamo_breaks_before')} → {r.get('dynamo_breaks_after')} | "
-                   f"{yes_no(r.get('outputs_identical'))} | {yes_no(r.get('messages_identical'))} | "
-                   f"{flags} | {_left(r)} |")
-    t = (data.get("totals") or {}).get("float32") or {}
-    out += ["", f"Totals: {t.get('rows_measured')}/{t.get('rows')} rows measured, breaks "
-            f"{t.get('breaks_before')} → {t.get('breaks_after')} ({fmt(t.get('removed_percent'), 1)} % removed), "
-            f"Dynamo's counter {t.get('dynamo_breaks_before')} → {t.get('dynamo_breaks_after')}, outputs identical in "
-            f"{t.get('outputs_identical')}, messages identical in {t.get('messages_identical')}.", ""]
-    flagged = [r for r in data["rows"] if r.get("flags")]
-    if flagged:
-        out += ["Flagged rows, with the graphs only the fixed arm made (first .. last user-code line, and the",
-                "frames that led there inside the compiled frame):", ""]
-        for r in flagged:
-            extra = "; ".join(f"`{g}`" for g in r.get("graphs_only_after") or []) or "none"
-            out.append(f"- **{r['row']}** ({', '.join(r['flags'])}): new graphs {extra}")
-        out.append("")
-    gm = data.get("graphmend") or {}
-    out += [f"Made by `{COMMANDS[name]}`" + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
-            + f", with the graphmend binary `{gm.get('source', '?')}` (sha256 `{(gm.get('sha256') or '?')[:12]}`, "
-            f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`.", ""]
-    return out
 
 
 def render(results: Path) -> str:

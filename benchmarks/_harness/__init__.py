@@ -13,6 +13,10 @@ Modules:
     case_arm   -- child process of one `--case` arm (original / fixed, eager / compiled)
     case_bench -- parent side of `--case`: fix, run the arms, evaluate the checks
     identity_fix -- stand-in for the graphmend binary that changes nothing
+    suite      -- `--suite reference|sweep`: many rows, totals (benchmarks/sweep.py runs the sweep)
+    sweep      -- the sweep's architectures and their small-config builder
+    report_text-- markdown helpers of benchmarks/report.py
+    sweep_report -- report.py's sweep section: tables, totals, breaks left by kind, MoE line
 
 Child processes are started as scripts; this package must not import torch at
 import time, because the capture has to be installed before torch and

@@ -12,7 +12,9 @@ made once (after torch.manual_seed(0)); one compiled model (counting backend,
 dynamic=False) is called N times on them under torch.no_grad(), all calls in one
 message recording.
 
-Writes RESULT.json: versions, transformers.__file__, dtype, calls; the model's class,
+A model that the installed package lacks or cannot build (the spec raises NotAvailable)
+gives RESULT.json {model, versions, package_file, not_available: the reason} and nothing else.
+Otherwise RESULT.json holds: versions, transformers.__file__, dtype, calls; the model's class,
 module, config class and config (difference to the defaults); the first
 call's graph count, breaks, Dynamo's break counter and reasons, where each of its graphs
 comes from (`graph_sites`: ops, first and last user-code file:line); graphs after all
@@ -74,7 +76,7 @@ def main(argv):
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter
-    from _harness.models import get_spec
+    from _harness.models import NotAvailable, get_spec
 
     spec = get_spec(args.model)
     package = __import__(spec.package)
@@ -87,7 +89,13 @@ def main(argv):
 
     dtype = getattr(torch, args.dtype)
     torch.manual_seed(0)
-    model = spec.build().to(dtype)
+    try:
+        model = spec.build().to(dtype)
+    except NotAvailable as exc:  # not a failure: this package version lacks the model
+        with open(args.out, "w") as f:
+            json.dump({"model": spec.name, "torch": torch.__version__, spec.package: package.__version__,
+                       "package_file": package_file, "not_available": str(exc)}, f, indent=1)
+        return 0
     if args.save_state:
         torch.save(model.state_dict(), args.save_state)
     else:

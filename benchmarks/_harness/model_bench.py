@@ -16,6 +16,8 @@ break_sites ([{site "file:line", reason, kind (the cause, dynamo.classify), acti
 context, call}]) and recompile_reasons; graph_sites (per graph of the first call: ops, first
 and last user-code file:line). model_class, model_module, config_class and config
 (difference to the class defaults) describe the model the first arm built.
+A model the first arm's package lacks (models.NotAvailable) gives not_available (the reason) and
+error "not available at this version: <reason>", and nothing is fixed or measured.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from . import fixer
 from .models import get_spec
 
 ARM = Path(__file__).with_name("model_arm.py")
+NOT_AVAILABLE = "not available at this version"
 
 
 def installed_package_dir(python, package):
@@ -163,6 +166,11 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
     result["arm_before"] = info_b
     if before is None:
         result["error"] = "arm 'before' failed"
+        return result
+    if "not_available" in before:  # nothing to measure: no fix, no second arm
+        result.update({"torch": before["torch"], spec.package: before[spec.package],
+                       "not_available": before["not_available"],
+                       "error": f"{NOT_AVAILABLE}: {before['not_available']}"})
         return result
 
     copy, fix = fixed or fix_package(installed, workdir / "site", unsafe_fixes)
@@ -304,6 +312,8 @@ def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixe
         Path(json_path).write_text(json.dumps(result, indent=1))
     for line in summary_lines(result):
         print(line)
+    if "not_available" in result:
+        return 2
     if "error" in result:
         for key in ("arm_before", "arm_after"):
             if key in result and result[key]["returncode"] != 0:

@@ -8,7 +8,9 @@ Each entry is a ModelSpec:
                       torch.manual_seed(0)); floating inputs come in `dtype`
                       (a torch.dtype, the model's), integer ids stay int64.
 Builders import transformers lazily: the arm installs its message capture first.
-To add a model, write the two functions and add an entry to MODELS.
+To add a model, write the two functions and add an entry to MODELS. A build() that finds
+the model missing from the installed package raises NotAvailable (the arm records the row as
+"not available at this version" instead of failing).
 get_spec(name) also knows the sweep's architectures ("sweep:gpt2", see sweep.py).
 """
 from __future__ import annotations
@@ -41,6 +43,10 @@ LONGFORMER_WINDOW, LONGFORMER_PADDED_WINDOW = 4, 16
 # so input_features are (1, 4, 128, 8): the global mel plus 3 local crops, 128 frames.
 CLAP_SPEC, CLAP_MEL_BINS = 32, 8
 CLAP_FRAMES = CLAP_SPEC * (CLAP_SPEC // CLAP_MEL_BINS)
+
+
+class NotAvailable(Exception):
+    """build(): the installed package has no such model, or its config no longer builds it."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ transformers 4.52.4, the reference's pins), "latest" with <repo>/.venv-latest
 under either; it only compares the arms' outputs.
 
 Result JSON (written after every row, complete when "finished" is set):
-  suite, env ("pins" | "latest"), started, finished, seconds;
+  suite, env ("pins" | "latest"), command (the parent's command line), started, finished, seconds;
   environment: python, python_executable, torch, transformers, torch_cuda, platform (the arms'
       interpreter), venv, parent_python, parent_python_executable, parent_torch, cpu_count,
       machine; matches_pins (pins only); requirements (latest only: requirements-latest.txt);
@@ -31,7 +31,9 @@ Result JSON (written after every row, complete when "finished" is set):
   rows: one dict per row (row_result): row, model, architecture (sweep: the model_type), dtype,
       description, model_class, config_class, config, config_overrides (sweep: the architecture's
       own overrides; config is the whole difference to the class defaults), reference_row, reference_checkpoints, reference_before/after,
-      in_totals, note, torch, transformers, seconds, ok, error; when measured also
+      in_totals, note, torch, transformers, seconds, ok, error; not_available (the reason) for a
+      model this transformers lacks or cannot build, error "not available at this version: ...",
+      and nothing else measured; when measured also
       graphs/breaks/dynamo_breaks _before/_after, outputs_identical, output_sha256_before/after,
       output_tensors, messages_identical, messages_comparison, exception_before/after,
       kinds_before/after ({kind: log records}), sites_before and breaks_left ([{site, kind,
@@ -44,7 +46,8 @@ Result JSON (written after every row, complete when "finished" is set):
       "Dynamo breaks up", "outputs differ", "messages differ") or leaves it unmeasured ("raised":
       a compiled forward raised; "failed": an arm failed); see row_flags;
   totals: float32, float32_weighted_by_checkpoints (reference only), float16, all_rows (see
-      totals()), rows_ok, rows_failed, flagged ({row: flags} of the rows with any flag).
+      totals()), rows_ok, rows_failed (not ok, not counting the rows not available),
+      rows_not_available ({row: reason}), flagged ({row: flags} of the rows with any flag).
 """
 from __future__ import annotations
 
@@ -350,6 +353,8 @@ def row_result(row, result, seconds, site_root):
         "ok": bool(result.get("ok")),
         "error": result.get("error"),
     }
+    if "not_available" in result:
+        out["not_available"] = result["not_available"]
     if "graphs_before" in result:
         out.update({
             "graphs_before": result["graphs_before"],
@@ -415,7 +420,10 @@ def _graph_difference(before, after):
 def row_flags(r):
     """What makes a row worse after the fix: breaks (either counter) up, outputs or messages that
     differ; or no measurement: a compiled forward raised in either arm ("raised"), no result at
-    all ("failed"). An empty list for a row the fix did not harm."""
+    all ("failed"). An empty list for a row the fix did not harm, and for a row whose model this
+    package version lacks ("not_available": nothing to measure, nothing made worse)."""
+    if r.get("not_available"):
+        return []
     if "breaks_before" not in r:
         return ["failed"]
     flags = []
@@ -465,7 +473,8 @@ def totals(rows):
         "float16": block([r for r in rows if r["dtype"] == "float16"]),
         "all_rows": block(rows),
         "rows_ok": sum(1 for r in rows if r["ok"]),
-        "rows_failed": [r["row"] for r in rows if not r["ok"]],
+        "rows_failed": [r["row"] for r in rows if not r["ok"] and not r.get("not_available")],
+        "rows_not_available": {r["row"]: r["not_available"] for r in rows if r.get("not_available")},
         "flagged": {r["row"]: r["flags"] for r in rows if r.get("flags")},
     })
     return out
@@ -481,6 +490,7 @@ def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"
     result = {
         "suite": suite,
         "env": env,
+        "command": " ".join([os.path.relpath(sys.executable, REPO)] + sys.argv),
         "environment": environment(env, python),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "rows": [],
@@ -550,6 +560,8 @@ def row_line(r):
         ref = f"; reference {r['reference_before']} -> {r['reference_after']}"
     else:
         ref = "; no reference figure"
+    if r.get("not_available"):
+        return f"{r['row']}: {r['error']}{ref}"
     if "breaks_before" not in r:
         return f"{r['row']}: FAILED ({r.get('error')}){ref}"
     left = ", ".join(f"{n}x {k}" for k, n in r["kinds_after"].items()) or "none"
@@ -578,8 +590,10 @@ def summary_lines(result):
                      + f"{t['rows_measured']}/{t['rows']} rows measured, "
                      f"outputs identical {t['outputs_identical']}, messages identical {t['messages_identical']}")
     failed = result["totals"]["rows_failed"]
+    absent = result["totals"].get("rows_not_available") or {}
     lines.append(f"  rows ok: {result['totals']['rows_ok']}/{len(result['rows'])}"
-                 + (f"; not ok: {', '.join(failed)}" if failed else ""))
+                 + (f"; not ok: {', '.join(failed)}" if failed else "")
+                 + (f"; not available at this version: {', '.join(absent)}" if absent else ""))
     for name, flags in result["totals"].get("flagged", {}).items():
         lines.append(f"  WORSE after the fix: {name}: {', '.join(flags)}")
     return lines
@@ -597,4 +611,4 @@ def main_suite(suite, env, json_path, keep=None, only=None):
     result = run_suite(rows, env, json_path, keep, log=lambda line: print(line, flush=True), suite=suite)
     for line in summary_lines(result):
         print(line)
-    return 0 if result["totals"]["rows_ok"] == len(result["rows"]) else 1
+    return 1 if result["totals"]["rows_failed"] else 0

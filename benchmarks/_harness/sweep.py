@@ -8,19 +8,22 @@ architecture's own overrides; the model is the task's Auto class `from_config` (
 weights after torch.manual_seed(0), eval mode). The inputs are the task's main input.
 
     ARCHS["gpt2"]                      # Arch(model_type, task, overrides, note)
+    MOE                                # the mixture-of-experts model types among them
     config_kwargs("gpt2")              # the keyword arguments of the config (imports transformers)
     build_config("gpt2"), build("gpt2") / inputs("gpt2", torch.float32)
     spec("gpt2")                       # the models.ModelSpec named "sweep:gpt2" (what the arms run)
 
 To add an architecture, add an Arch to ARCHS (with overrides only where the generic
-shrinking does not give a working small model).
+shrinking does not give a working small model). build() raises models.NotAvailable when the
+installed transformers lacks the model type or no longer builds it from the config: the row
+then reads "not available at this version: <reason>" (transformers 5 has no open-llama or nezha).
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
 
-from .models import FFN, HEADS, HIDDEN, LAYERS, SEQ, VOCAB, ModelSpec
+from .models import FFN, HEADS, HIDDEN, LAYERS, SEQ, VOCAB, ModelSpec, NotAvailable
 
 PREFIX = "sweep:"
 POSITIONS = 64
@@ -76,6 +79,8 @@ class Arch:
 # With a cache, Gemma 2/3 make a HybridCache, whose mark_static_address Dynamo refuses to trace
 # (AssertionError "Attempt to trace forbidden callable"): no graph at all, in either arm.
 _NO_HYBRID_CACHE = "use_cache=False: the HybridCache fails under torch.compile at these pins"
+# Deprecated in transformers 4.x and removed in 5: rows "not available at this version" at the latest pins.
+_REMOVED_IN_5 = "deprecated in transformers 4, removed in 5"
 _IMAGE = dict(image_size=IMAGE, patch_size=8, encoder_stride=8)
 _ARCHS = (
     # decoder-only language models
@@ -91,6 +96,21 @@ _ARCHS = (
     Arch("qwen2_moe", "causal-lm"),
     Arch("qwen3", "causal-lm"),
     Arch("qwen3_moe", "causal-lm"),
+    Arch("phimoe", "causal-lm"),
+    Arch("olmoe", "causal-lm"),
+    Arch("granitemoe", "causal-lm"),
+    Arch("dbrx", "causal-lm", dict(attn_config=dict(kv_n_heads=HEADS, clip_qkv=8.0, rope_theta=10000.0),
+                                   ffn_config=dict(ffn_hidden_size=FFN, moe_num_experts=EXPERTS,
+                                                   moe_top_k=EXPERTS_PER_TOKEN)),
+         note="attention and experts set in attn_config and ffn_config; clip_qkv 8 as in dbrx-base and "
+              "rope_theta 10000 (4.52's default) given: transformers 5.24 needs both"),
+    Arch("jamba", "causal-lm", dict(use_mamba_kernels=False, attn_layer_period=2, attn_layer_offset=1,
+                                    expert_layer_period=1, expert_layer_offset=0),
+         note="a Mamba layer then an attention layer, both with experts; no Mamba kernels (CPU)"),
+    Arch("deepseek_v3", "causal-lm", dict(n_routed_experts=EXPERTS, n_group=1, topk_group=1, first_k_dense_replace=0,
+                                          q_lora_rank=32, kv_lora_rank=16, qk_rope_head_dim=16,
+                                          qk_nope_head_dim=16, v_head_dim=HIDDEN // HEADS),
+         note="every layer with experts, one expert group; small low-rank attention"),
     Arch("phi", "causal-lm"),
     Arch("phi3", "causal-lm"),
     Arch("gemma", "causal-lm"),
@@ -110,6 +130,7 @@ _ARCHS = (
     Arch("granite", "causal-lm"),
     Arch("xglm", "causal-lm"),
     Arch("ctrl", "causal-lm"),
+    Arch("open-llama", "causal-lm", note=_REMOVED_IN_5),
     # encoders
     Arch("bert", "masked-lm"),
     Arch("roberta", "masked-lm"),
@@ -126,6 +147,7 @@ _ARCHS = (
     Arch("megatron-bert", "masked-lm"),
     Arch("ernie", "masked-lm"),
     Arch("data2vec-text", "masked-lm"),
+    Arch("nezha", "masked-lm", note=_REMOVED_IN_5),
     # encoder-decoders
     Arch("t5", "seq2seq-lm"),
     Arch("mt5", "seq2seq-lm"),
@@ -137,6 +159,8 @@ _ARCHS = (
     Arch("blenderbot", "seq2seq-lm"),
     Arch("blenderbot-small", "seq2seq-lm"),
     Arch("switch_transformers", "seq2seq-lm", dict(num_sparse_encoder_layers=LAYERS, num_sparse_decoder_layers=LAYERS),
+         note="every layer sparse (4 experts)"),
+    Arch("nllb-moe", "seq2seq-lm", dict(encoder_sparse_step=1, decoder_sparse_step=1),
          note="every layer sparse (4 experts)"),
     Arch("longt5", "seq2seq-lm"),
     Arch("m2m_100", "seq2seq-lm"),
@@ -155,6 +179,9 @@ _ARCHS = (
     Arch("whisper", "speech-seq2seq", dict(num_mel_bins=MEL_BINS, max_source_positions=SOURCE_POSITIONS)),
 )
 ARCHS = {a.model_type: a for a in _ARCHS}
+# The mixture-of-experts architectures (the report gives their breaks on a line of their own).
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "phimoe", "olmoe", "granitemoe", "dbrx", "jamba", "deepseek_v3",
+       "nllb-moe", "switch_transformers")
 
 
 def config_kwargs(model_type):
@@ -184,10 +211,28 @@ def build_config(model_type):
 
 
 def build(model_type):
+    """The model in eval mode; raises NotAvailable (with the reason) when the installed transformers
+    has no `model_type`, or its config or the task's Auto class no longer builds it."""
     import transformers
+    from transformers import CONFIG_MAPPING
 
-    auto = getattr(transformers, TASKS[ARCHS[model_type].task][0])
-    return auto.from_config(build_config(model_type)).eval()
+    version = f"transformers {transformers.__version__}"
+    if model_type not in CONFIG_MAPPING:
+        raise NotAvailable(f"{version} has no model type {model_type!r}")
+    try:
+        config = build_config(model_type)
+    except Exception as exc:  # a config field renamed, removed or checked differently
+        raise NotAvailable(f"{version} does not build its config: {_first_line(exc)}") from exc
+    auto_name = TASKS[ARCHS[model_type].task][0]
+    try:
+        return getattr(transformers, auto_name).from_config(config).eval()
+    except Exception as exc:  # no class for the task, or the model code no longer fits its config
+        raise NotAvailable(f"{version} does not build {auto_name} from it: {_first_line(exc)}") from exc
+
+
+def _first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
 
 
 def inputs(model_type, dtype):

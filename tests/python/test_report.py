@@ -53,3 +53,61 @@ def test_sweep_section_flags_the_rows_made_worse(tmp_path):
     assert "| bert |  | not measured: arm 'after' failed | | | | **failed** | |" in page
     assert "- **switch_transformers/float32** (breaks up): new graphs `m.py:306 .. m.py:308`" in page
     assert "`sweep-pins.json` is missing" not in page
+
+
+def _sweep_row(arch, before, after, left=()):
+    return {**_row(f"{arch}/float32", before, after), "architecture": arch, "model_class": f"{arch}-class",
+            "messages_identical": True, "breaks_left": [{"kind": k, "site": s, "count": n} for k, s, n in left]}
+
+
+def _sweep(rows, env="pins"):
+    measured = [r for r in rows if "breaks_before" in r]
+    return {"environment": {"torch": "2.12.1", "transformers": "4.52.4" if env == "pins" else "5.24.0",
+                            "python": "3.11.7"}, "command": f".venv/bin/python benchmarks/sweep.py --env {env}",
+            "rows": rows,
+            "totals": {"float32": {"rows": len(rows), "rows_measured": len(measured),
+                                   "breaks_before": sum(r["breaks_before"] for r in measured),
+                                   "breaks_after": sum(r["breaks_after"] for r in measured),
+                                   "removed_percent": 10.0, "dynamo_breaks_before": 1, "dynamo_breaks_after": 1,
+                                   "outputs_identical": len(measured), "messages_identical": len(measured) - 1}}}
+
+
+def test_sweep_breaks_left_by_kind_and_the_moe_line():
+    from _harness import sweep_report
+
+    rows = [_sweep_row("mixtral", 12, 10, [("nonzero", "mixtral.py:132", 6), (".item()", "mixtral.py:140", 1)]),
+            _sweep_row("dbrx", 8, 8, [("nonzero", "dbrx.py:677", 6)]),
+            _sweep_row("led", 3, 3, [(".item()", "led.py:1655", 3)]),
+            {**_sweep_row("t5", 3, 0), "exception_after": {"type": "E"}},  # raised: not counted
+            _sweep_row("gpt2", 0, 0)]
+    assert sweep_report.breaks_left_by_kind(rows) == [
+        {"kind": "nonzero", "count": 12, "models": {"mixtral": 6, "dbrx": 6},
+         "sites": {"mixtral.py:132": 6, "dbrx.py:677": 6}},
+        {"kind": ".item()", "count": 4, "models": {"mixtral": 1, "led": 3},
+         "sites": {"mixtral.py:140": 1, "led.py:1655": 3}}]
+    assert sweep_report.moe_breaks(rows) == {"rows": 2, "breaks_before": 20, "breaks_after": 18,
+                                             "models": {"mixtral": (12, 10), "dbrx": (8, 8)}}
+
+
+def test_sweep_sections_pins_and_latest_with_totals_kinds_and_rows_not_available(tmp_path):
+    pins = _sweep([_sweep_row("mixtral", 12, 10, [("nonzero", "mixtral.py:132", 6)]), _sweep_row("gpt2", 0, 0)])
+    (tmp_path / "sweep-pins.json").write_text(json.dumps(pins))
+    page = report.render(tmp_path)
+    sweep = page[page.index("## 4. "):]
+    assert "### pins: torch 2.12.1, transformers 4.52.4, Python 3.11.7" in sweep and "### latest" not in sweep
+    assert ("Totals: 2/2 rows measured, breaks 12 → 10 (10.0 % removed), Dynamo's counter 1 → 1, "
+            "outputs identical 2/2, messages identical 1/2.") in page
+    assert "MoE models (1 measured): breaks 12 → 10; mixtral 12 → 10." in page
+    assert "| nonzero | 6 | mixtral ×6 | `mixtral.py:132` ×6 |" in page
+    assert "Made by `.venv/bin/python benchmarks/sweep.py --env pins`" in page
+    nezha = {"row": "nezha/float32", "architecture": "nezha", "not_available": "transformers 5.24.0 has no "
+             "model type 'nezha'", "error": "not available at this version: transformers 5.24.0 has no model "
+             "type 'nezha'", "flags": []}
+    (tmp_path / "sweep-latest.json").write_text(json.dumps(_sweep([_sweep_row("gpt2", 0, 0), nezha], "latest")))
+    page = report.render(tmp_path)
+    assert "### latest: torch 2.12.1, transformers 5.24.0, Python 3.11.7" in page
+    assert ("| nezha |  | not available at this version: transformers 5.24.0 has no model type 'nezha' "
+            "| | | |  | |") in page
+    latest = page[page.index("### latest: "):]
+    assert "Totals: 1/2 rows measured (1 not available at this version: nezha), breaks 0 → 0" in latest
+    assert "No break is left in the rows measured." in latest and "MoE models" not in latest

@@ -1,10 +1,13 @@
-"""`graph_breaks.py --suite sweep`: the small-config builder, the rows, flags and totals.
+"""`graph_breaks.py --suite sweep`: the small-config builder, the rows, flags, totals and rows
+not available at a transformers version.
 
 Cheap: configs only, no model is compiled and graphmend does not run (the sweep itself
-takes about an hour on 2 cores; README "Measuring").
+takes about 15 minutes per environment on 2 cores; README "Measuring").
 """
 import subprocess
 import sys
+
+import pytest
 
 from conftest import HARNESS
 
@@ -103,3 +106,49 @@ def test_graph_origin_and_the_graphs_only_one_arm_made():
     c["callers"] = ["x.py:1", "y.py:2"]
     assert suite._graph_difference([a, b, b], [a, b, c, c]) == (
         ["m.py:5 .. m.py:6"], ["m.py:9 .. m.py:10 (via x.py:1 > y.py:2)"] * 2)
+
+
+def test_moe_architectures_have_4_experts_2_per_token_and_experts_in_every_layer():
+    assert set(sweep.MOE) <= set(sweep.ARCHS) and len(sweep.MOE) == 11
+    c = {mt: sweep.build_config(mt) for mt in ("phimoe", "olmoe", "granitemoe", "dbrx", "jamba", "deepseek_v3",
+                                               "nllb-moe")}
+    assert c["phimoe"].num_local_experts == c["granitemoe"].num_local_experts == sweep.EXPERTS
+    assert c["olmoe"].num_experts == c["jamba"].num_experts == c["nllb-moe"].num_experts == sweep.EXPERTS
+    assert all(c[mt].num_experts_per_tok == sweep.EXPERTS_PER_TOKEN for mt in ("phimoe", "olmoe", "granitemoe",
+                                                                               "jamba", "deepseek_v3"))
+    ffn = c["dbrx"].ffn_config
+    assert (ffn.moe_num_experts, ffn.moe_top_k, c["dbrx"].attn_config.kv_n_heads) == (sweep.EXPERTS, 2, HEADS)
+    v3 = c["deepseek_v3"]
+    assert (v3.n_routed_experts, v3.n_group, v3.first_k_dense_replace) == (sweep.EXPERTS, 1, 0)
+    jamba = c["jamba"]
+    assert not jamba.use_mamba_kernels and jamba.layers_block_type == ["mamba", "attention"]
+    assert jamba.layers_num_experts == [sweep.EXPERTS] * LAYERS
+    assert c["nllb-moe"].encoder_sparse_step == c["nllb-moe"].decoder_sparse_step == 1
+
+
+def test_build_raises_not_available_with_the_reason(monkeypatch):
+    from _harness.models import NotAvailable
+
+    monkeypatch.setitem(sweep.ARCHS, "no_such_model", sweep.Arch("no_such_model", "causal-lm"))
+    monkeypatch.setitem(sweep.ARCHS, "gpt_neo", sweep.Arch("gpt_neo", "causal-lm", {"attention_types": [[["a"], 5]]}))
+    monkeypatch.setitem(sweep.ARCHS, "vit", sweep.Arch("vit", "causal-lm"))
+    with pytest.raises(NotAvailable, match=r"^transformers [\d.]+ has no model type 'no_such_model'$"):
+        sweep.build("no_such_model")
+    with pytest.raises(NotAvailable, match=r"does not build its config: ValueError: Configuration for conv"):
+        sweep.build("gpt_neo")
+    with pytest.raises(NotAvailable, match=r"does not build AutoModelForCausalLM from it: ValueError: Unrecog"):
+        sweep.build("vit")
+
+
+def test_a_row_not_available_is_neither_flagged_nor_failed_nor_measured():
+    row = suite.select_rows("sweep", ["nezha"])[0]
+    reason = "transformers 5.24.0 has no model type 'nezha'"
+    r = suite.row_result(row, {"ok": False, "not_available": reason, "error": f"not available at this version: "
+                                                                              f"{reason}"}, 4.0, "/nowhere")
+    failed = suite.row_result(suite.select_rows("sweep", ["bert"])[0], {"ok": False, "error": "x"}, 1.0, "/x")
+    assert r["not_available"] == reason and r["flags"] == [] and failed["flags"] == ["failed"]
+    assert suite.row_line(r) == f"nezha/float32: not available at this version: {reason}"
+    t = suite.totals([r, failed])
+    assert t["rows_failed"] == ["bert/float32"] and t["rows_not_available"] == {"nezha/float32": reason}
+    assert t["float32"]["rows_missing"] == ["nezha/float32", "bert/float32"] and t["flagged"] == {
+        "bert/float32": ["failed"]}

@@ -1,0 +1,143 @@
+"""Section 4 of docs/RESULTS.md: the sweep at the pins and, once measured, at the latest pins.
+
+    sweep_section(results)        # markdown lines from results/sweep-pins.json (and sweep-latest.json)
+    measured(rows)                # the rows the totals count: measured, no compiled forward raised
+    breaks_left_by_kind(rows)     # [{kind, count, models {arch: n}, sites {site: n}}], largest count first
+    moe_breaks(rows)              # the MoE rows' breaks: {rows, breaks_before, breaks_after, models}
+
+Nothing is measured here; every figure comes from the JSON that benchmarks/sweep.py wrote.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .report_text import COMMANDS, fmt, left, load, missing, yes_no
+from .sweep import MOE
+
+INTRO = [
+    "Each row is one transformers architecture, its `AutoConfig` shrunk to hidden 64, 2 layers,",
+    "2 heads, ffn 128, vocab 128 (MoE: 4 experts, 2 per token; plus the overrides named in",
+    "`benchmarks/_harness/sweep.py`), random weights, float32, measured as the reference rows are",
+    "(section 1). **Flags** name what the fix made worse: more breaks (FX graphs − 1, or Dynamo's",
+    "counter), outputs or messages that differ, or a row that could not be measured. An architecture",
+    "that a transformers version lacks, or no longer builds from its config, is \"not available\".",
+    "",
+]
+
+
+def measured(rows):
+    return [r for r in rows if r.get("breaks_before") is not None
+            and not r.get("exception_before") and not r.get("exception_after")]
+
+
+def _architecture(r):
+    return r.get("architecture") or r["row"].split("/")[0]
+
+
+def breaks_left_by_kind(rows):
+    """The breaks left in the measured rows, grouped by kind: count (Dynamo's break records), and
+    per architecture and per site how many; the kind with the most records first."""
+    kinds = {}
+    for r in measured(rows):
+        for b in r.get("breaks_left") or []:
+            n = b.get("count", 1)
+            k = kinds.setdefault(b.get("kind", "?"), {"kind": b.get("kind", "?"), "count": 0,
+                                                      "models": {}, "sites": {}})
+            k["count"] += n
+            k["models"][_architecture(r)] = k["models"].get(_architecture(r), 0) + n
+            k["sites"][b.get("site", "?")] = k["sites"].get(b.get("site", "?"), 0) + n
+    return sorted(kinds.values(), key=lambda k: (-k["count"], k["kind"]))
+
+
+def moe_breaks(rows):
+    """Breaks before and after over the measured rows of the MoE architectures (sweep.MOE)."""
+    moe = [r for r in measured(rows) if _architecture(r) in MOE]
+    return {"rows": len(moe), "breaks_before": sum(r["breaks_before"] for r in moe),
+            "breaks_after": sum(r["breaks_after"] for r in moe),
+            "models": {_architecture(r): (r["breaks_before"], r["breaks_after"]) for r in moe}}
+
+
+def _counts(counts, code=False):
+    return ", ".join((f"`{k}`" if code else k) + (f" ×{n}" if n != 1 else "")
+                     for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _row_line(r):
+    arch, cls = _architecture(r), r.get("model_class") or ""
+    flags = ", ".join(f"**{f}**" for f in r.get("flags") or [])
+    if r.get("breaks_before") is None:
+        why = r.get("error") or "no result"
+        why = why if r.get("not_available") else f"not measured: {why.splitlines()[0][:120]}"
+        return f"| {arch} | {cls} | {why} | | | | {flags} | |"
+    return (f"| {arch} | {cls} | {r['breaks_before']} → {r['breaks_after']} | "
+            f"{r.get('dynamo_breaks_before')} → {r.get('dynamo_breaks_after')} | "
+            f"{yes_no(r.get('outputs_identical'))} | {yes_no(r.get('messages_identical'))} | {flags} | {left(r)} |")
+
+
+def _totals(data):
+    rows, t = data["rows"], (data.get("totals") or {}).get("float32") or {}
+    absent = [_architecture(r) for r in rows if r.get("not_available")]
+    n = t.get("rows_measured")
+    lines = [f"Totals: {n}/{t.get('rows')} rows measured"
+             + (f" ({len(absent)} not available at this version: {', '.join(absent)})" if absent else "")
+             + f", breaks {t.get('breaks_before')} → {t.get('breaks_after')} ({fmt(t.get('removed_percent'), 1)} % "
+             f"removed), Dynamo's counter {t.get('dynamo_breaks_before')} → {t.get('dynamo_breaks_after')}, "
+             f"outputs identical {t.get('outputs_identical')}/{n}, "
+             f"messages identical {t.get('messages_identical')}/{n}.", ""]
+    moe = moe_breaks(rows)
+    if moe["rows"]:
+        lines += [f"MoE models ({moe['rows']} measured): breaks {moe['breaks_before']} → {moe['breaks_after']}; "
+                  + ", ".join(f"{a} {b} → {c}" for a, (b, c) in moe["models"].items()) + ".", ""]
+    return lines
+
+
+def _kinds_table(rows):
+    groups = breaks_left_by_kind(rows)
+    if not groups:
+        return ["No break is left in the rows measured.", ""]
+    out = ["Breaks left, grouped by kind (count: Dynamo's break records in the rows measured, as in the",
+           "last column above):", "", "| kind | count | models | sites |", "| --- | --- | --- | --- |"]
+    out += [f"| {g['kind']} | {g['count']} | {_counts(g['models'])} | {_counts(g['sites'], code=True)} |"
+            for g in groups]
+    return out + [""]
+
+
+def _flagged(rows):
+    flagged = [r for r in rows if r.get("flags")]
+    if not flagged:
+        return []
+    out = ["Flagged rows, with the graphs only the fixed arm made (first .. last user-code line, and the",
+           "frames that led there inside the compiled frame):", ""]
+    for r in flagged:
+        extra = "; ".join(f"`{g}`" for g in r.get("graphs_only_after") or []) or "none"
+        out.append(f"- **{r['row']}** ({', '.join(r['flags'])}): new graphs {extra}")
+    return out + [""]
+
+
+def env_section(label, data, name):
+    env = data.get("environment", {})
+    out = [f"### {label}: torch {env.get('torch')}, transformers {env.get('transformers')}, "
+           f"Python {env.get('python')}", "",
+           "| architecture | class | breaks before → after | Dynamo before → after | outputs | messages | "
+           "flags | breaks left (kind at site) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out += [_row_line(r) for r in data["rows"]] + [""]
+    out += _totals(data) + _kinds_table(data["rows"]) + _flagged(data["rows"])
+    gm = data.get("graphmend") or {}
+    made = f"Made by `{data['command']}`" if data.get("command") else "Made"  # older files lack it
+    out += [made + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
+            + f", with the graphmend binary `{gm.get('source', '?')}` (sha256 `{(gm.get('sha256') or '?')[:12]}`, "
+            f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`"
+            + ("" if data.get("command") else f"; remake it with `{COMMANDS[name]}`") + ".", ""]
+    return out
+
+
+def sweep_section(results: Path) -> list[str]:
+    """The section: pins (or how to make it), then latest when its JSON exists."""
+    pins, latest = load(results, "sweep-pins.json"), load(results, "sweep-latest.json")
+    out = ["## 4. Graph breaks across architectures (sweep)", ""]
+    if pins is None and latest is None:
+        return out + missing("sweep-pins.json")
+    out += INTRO
+    out += env_section("pins", pins, "sweep-pins.json") if pins else ["### pins", ""] + missing("sweep-pins.json")
+    return out + (env_section("latest", latest, "sweep-latest.json") if latest else [])

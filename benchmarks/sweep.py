@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The project's sweep: graph breaks before and after `graphmend fix` over many architectures.
+
+    .venv/bin/python benchmarks/sweep.py [--env pins|latest|both] [--rows gpt2,t5,...]
+                                         [--json-dir docs/results] [--report docs/RESULTS.md]
+
+Runs the sweep suite (every architecture of _harness/sweep.py: decoder LMs, MoE, encoders,
+encoder-decoders, vision and audio, each from its AutoConfig shrunk to a small size, random
+weights, float32) the way `graph_breaks.py --suite sweep` does: per row two fresh processes,
+the environment's transformers against a copy fixed by graphmend, comparing breaks, Dynamo's
+counter, outputs, messages, and listing every break left with its kind and site. An
+architecture that the environment's transformers lacks, or no longer builds, is a row
+"not available at this version: <reason>".
+
+--env pins (default) runs the arms with .venv (torch 2.12.1, transformers 4.52.4), latest with
+.venv-latest (scripts/setup_latest.sh), both runs pins then latest. Each environment writes
+<json-dir>/sweep-<env>.json (after every row); then benchmarks/report.py remakes the report
+from <json-dir> (--report; default docs/RESULTS.md for the default --json-dir, else
+<json-dir>/RESULTS.md). --rows keeps some rows; it needs a --json-dir other than
+docs/results, so that a partial run never replaces the whole sweep's results.
+
+Exit: 0 every row measured (or not available at that version), 1 a row failed, 2 usage or
+set-up error (venv or graphmend binary missing, unknown row).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+ENV_CHOICES = {"pins": ("pins",), "latest": ("latest",), "both": ("pins", "latest")}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env", choices=sorted(ENV_CHOICES), default="pins",
+                   help="pins (.venv, default), latest (.venv-latest) or both, pins first")
+    p.add_argument("--rows", metavar="NAME,...", help="only these architectures (gpt2 or gpt2/float32)")
+    p.add_argument("--json-dir", metavar="DIR", type=Path, default=RESULTS,
+                   help="where sweep-<env>.json go (default docs/results)")
+    p.add_argument("--report", metavar="OUT.md", type=Path,
+                   help="the report remade from --json-dir (default docs/RESULTS.md, or "
+                        "<json-dir>/RESULTS.md for another --json-dir)")
+    p.add_argument("--keep", metavar="DIR", help="keep the work files (fixed copy, arm outputs) in DIR/<env>")
+    args = p.parse_args(argv)
+    if args.rows and args.json_dir.resolve() == RESULTS.resolve():
+        p.error("--rows needs --json-dir DIR: a few rows must not replace docs/results/sweep-*.json")
+    if args.report is None:
+        args.report = (REPO / "docs" / "RESULTS.md" if args.json_dir.resolve() == RESULTS.resolve()
+                       else args.json_dir / "RESULTS.md")
+    return args
+
+
+def json_path(json_dir, env):
+    return Path(json_dir) / f"sweep-{env}.json"
+
+
+def run(envs, only, json_dir, keep=None):
+    """Run the sweep suite in each environment of `envs`; returns the worst exit code."""
+    from _harness import fixer, suite
+
+    try:  # every check before the first (long) run
+        suite.select_rows("sweep", only)
+        for env in envs:
+            suite.env_python(env)
+        fixer.fixer_command()
+    except (ValueError, FileNotFoundError, fixer.FixerMissing) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    codes = [suite.main_suite("sweep", env, json_path(json_dir, env), str(Path(keep) / env) if keep else None, only)
+             for env in envs]
+    return max(codes)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    only = args.rows.split(",") if args.rows else None
+    code = run(ENV_CHOICES[args.env], only, args.json_dir, args.keep)
+    if code == 2:
+        return code
+    import report
+
+    report.main(["--results", str(args.json_dir), "--out", str(args.report)])
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""benchmarks/sweep.py: the sweep's entry point writes sweep-<env>.json and remakes the report.
+
+The rows run with the stand-in fixer that changes nothing (the wiring is under test here, not
+graphmend's fixes): gpt2 at the pins (about 20 s), nezha at the latest pins, where
+transformers 5 no longer has it (skipped without .venv-latest).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, identity_fixer
+
+SWEEP = REPO / "benchmarks" / "sweep.py"
+
+
+def run_sweep(*args, timeout=600):
+    env = {**os.environ, "GRAPHMEND_BIN": identity_fixer()}
+    return subprocess.run([sys.executable, str(SWEEP), *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_rows_without_a_json_dir_are_refused():
+    proc = run_sweep("--rows", "gpt2", timeout=60)
+    assert proc.returncode == 2 and "--rows needs --json-dir" in proc.stderr
+    assert run_sweep("--env", "neither", timeout=60).returncode == 2
+
+
+@pytest.mark.slow
+def test_one_row_at_the_pins_writes_its_json_and_the_report(tmp_path):
+    proc = run_sweep("--rows", "gpt2", "--json-dir", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "sweep-pins.json").read_text())
+    assert data["suite"] == "sweep" and data["env"] == "pins" and data["finished"]
+    [row] = data["rows"]
+    assert (row["row"], row["breaks_before"], row["breaks_after"], row["outputs_identical"]) == (
+        "gpt2/float32", 0, 0, True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["RESULTS.md", "sweep-pins.json"]
+    page = (tmp_path / "RESULTS.md").read_text()
+    assert "| gpt2 | GPT2LMHeadModel | 0 → 0 | 0 → 0 | yes | yes |  |  |" in page
+    assert "Totals: 1/1 rows measured, breaks 0 → 0" in page
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (REPO / ".venv-latest" / "bin" / "python").exists(),
+                    reason=".venv-latest missing (bash scripts/setup_latest.sh)")
+def test_an_architecture_transformers_5_lacks_is_a_row_not_available(tmp_path):
+    proc = run_sweep("--env", "latest", "--rows", "nezha", "--json-dir", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "sweep-latest.json").read_text())
+    [row] = data["rows"]
+    assert row["not_available"] == f"transformers {data['environment']['transformers']} has no model type 'nezha'"
+    assert row["flags"] == [] and "breaks_before" not in row
+    assert data["totals"]["rows_not_available"] == {"nezha/float32": row["not_available"]}
+    assert "nezha/float32: not available at this version: transformers 5" in proc.stdout
+    assert "| nezha |  | not available at this version: transformers 5" in (tmp_path / "RESULTS.md").read_text()
