@@ -364,6 +364,9 @@ def row_result(row, result, seconds, site_root):
             "dynamo_breaks_before": result["dynamo_breaks_before"],
             "dynamo_breaks_after": result["dynamo_breaks_after"],
             "outputs_identical": result["outputs_identical"],
+            "outputs_within_eager_gap": result.get("outputs_within_eager_gap"),
+            "eager_gap": result.get("eager_gap"),
+            "fixed_gap": result.get("fixed_gap"),
             "output_sha256_before": result["output_sha256_before"],
             "output_sha256_after": result["output_sha256_after"],
             "output_tensors": result["output_tensors"],
@@ -431,8 +434,8 @@ def row_flags(r):
         flags.append("breaks up")
     if r["dynamo_breaks_after"] > r["dynamo_breaks_before"]:
         flags.append("Dynamo breaks up")
-    if not r["outputs_identical"]:
-        flags.append("outputs differ")
+    if not r["outputs_identical"] and not r.get("outputs_within_eager_gap"):
+        flags.append("outputs differ")  # not bit-equal, and beyond the original's compiled-vs-eager gap
     if not r["messages_identical"]:
         flags.append("messages differ")
     if r.get("exception_before") or r.get("exception_after"):
@@ -460,6 +463,8 @@ def totals(rows):
         t["reference_removed_percent"] = (round(100 * (1 - t["reference_after"] / t["reference_before"]), 1)
                                           if t["reference_before"] else None)
         t["outputs_identical"] = sum(1 for r in measured if r["outputs_identical"])
+        t["outputs_within_eager_gap"] = sum(1 for r in measured
+                                            if not r["outputs_identical"] and r.get("outputs_within_eager_gap"))
         t["messages_identical"] = sum(1 for r in measured if r["messages_identical"])
         return t
 
@@ -552,6 +557,15 @@ def _finish(result, started, json_path):
         os.replace(tmp, json_path)
 
 
+def _outputs_word(r):
+    """'identical', 'within the compiled-vs-eager gap (fixed X <= Y)' or 'DIFFER'."""
+    if r["outputs_identical"]:
+        return "identical"
+    if r.get("outputs_within_eager_gap"):
+        return f"within the compiled-vs-eager gap (fixed {r.get('fixed_gap'):.3g} <= {r.get('eager_gap'):.3g})"
+    return "DIFFER"
+
+
 def row_line(r):
     """One line for a row: breaks before -> after (Dynamo's counter), checks, reference, flags."""
     if r.get("reference_row") is None:
@@ -568,7 +582,7 @@ def row_line(r):
     flags = [f for f in r.get("flags", ()) if f != "messages differ"]  # said just before
     return (f"{r['row']}: breaks {r['breaks_before']} -> {r['breaks_after']} "
             f"(Dynamo {r['dynamo_breaks_before']} -> {r['dynamo_breaks_after']}){ref}; "
-            f"outputs {'identical' if r['outputs_identical'] else 'DIFFER'}, "
+            f"outputs {_outputs_word(r)}, "
             f"messages {'identical' if r['messages_identical'] else 'DIFFER'}; left: {left}"
             + (f"  <-- WORSE: {', '.join(flags)}" if flags else ""))
 

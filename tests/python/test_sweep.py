@@ -77,6 +77,24 @@ def test_sweep_row_flags_and_totals():
                             "bert/float32": ["failed"]}
 
 
+def test_outputs_within_the_eager_gap_are_not_flagged_and_beyond_it_are():
+    row = {r.name: r for r in suite.select_rows("sweep", ["mixtral"])}["mixtral/float32"]
+    base = {"ok": True, "graphs_before": 13, "graphs_after": 1, "breaks_before": 12, "breaks_after": 0,
+            "dynamo_breaks_before": 6, "dynamo_breaks_after": 0, "outputs_identical": False,
+            "output_sha256_before": "x", "output_sha256_after": "y", "output_tensors": 1,
+            "messages_identical": True, "messages_comparison": {"identical": True},
+            "exception_before": None, "exception_after": None, "output_differences": [],
+            "break_sites_before": [], "break_sites_after": []}
+    within = suite.row_result(row, {**base, "outputs_within_eager_gap": True, "eager_gap": 2.4e-7,
+                                    "fixed_gap": 1.2e-7}, 1.0, "/nowhere")
+    beyond = suite.row_result(row, {**base, "outputs_within_eager_gap": False, "eager_gap": 0.0,
+                                    "fixed_gap": 1.2e-7}, 1.0, "/nowhere")
+    assert within["flags"] == [] and beyond["flags"] == ["outputs differ"]
+    assert "within the compiled-vs-eager gap (fixed 1.2e-07 <= 2.4e-07)" in suite.row_line(within)
+    t = suite.totals([within, beyond])["float32"]
+    assert (t["outputs_identical"], t["outputs_within_eager_gap"]) == (0, 1)
+
+
 def test_list_prints_at_least_40_sweep_rows():
     proc = subprocess.run([sys.executable, str(HARNESS), "--suite", "sweep", "--list"],
                           capture_output=True, text=True, timeout=120)
