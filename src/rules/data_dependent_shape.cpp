@@ -10,7 +10,9 @@
 //     `torch.where`, `unique`, `masked_select`, boolean-mask indexing `x[x > 0]`
 //     (GB0036 unless capture_dynamic_output_shape_ops);
 //   - a `while` loop whose test reads tensor data (GB0170; a break inside a loop makes
-//     Dynamo skip the whole frame, GB7000).
+//     Dynamo skip the whole frame, GB7000);
+//   - a tensor passed where torch wants a size (`torch.arange(seq_len)`, `torch.zeros(n)`
+//     with n a tensor): read into Python there (GB0124), the shape following the data.
 // Each is reported as refused, with what the value feeds (sizes, a loop bound) when the
 // function shows it.
 //
@@ -45,6 +47,10 @@ const std::set<std::string_view> kShapeCalls{
     "split", "split_with_sizes", "tensor_split", "view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
     "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "range", "narrow", "randn", "rand",
     "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk"};
+
+// torch functions whose positional arguments are sizes (or a range's bounds).
+const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
+                                                 "linspace", "eye", "randperm"};
 
 const std::set<std::string_view> kShapeOps{"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
                                            "nonzero_static"};
@@ -82,6 +88,32 @@ bool in_message(const Context& ctx, const Node& n) {
         if (p.is("call") && deferred_call(ctx, p)) return true;
     }
     return false;
+}
+
+// True when `name` is a parameter of function `def`.
+bool is_parameter(const Node& def, std::string_view name) {
+    for (const Node& p : def.field("parameters").named_children()) {
+        const Node n = p.is("identifier") ? p : p.field("name") ? p.field("name") : Node();
+        if (n && n.text() == name) return true;
+        if (p.is("typed_parameter") && !p.named_children().empty() && p.named_children()[0].text() == name) return true;
+    }
+    return false;
+}
+
+// True when `name` is bound anywhere in the body of `def` (not counting nested functions).
+bool assigned_in_body(const Node& def, std::string_view name) {
+    bool found = false;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (found || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
+            syntax::walk(n.field("left"), [&](const Node& t) {
+                found = found || (t.is("identifier") && t.text() == name);
+                return !found;
+            });
+        }
+        return !found;
+    });
+    return found;
 }
 
 // The local a value is assigned to (`NAME = <n>`), or "".
@@ -262,6 +294,27 @@ private:
             receiver = fn.field("object");
         }
         const bool torch_fn = fn.is("attribute") && ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+        // A tensor given where torch wants a size: `torch.arange(seq_len)` with seq_len a 0-d
+        // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
+        // result's shape follows the data.
+        if (torch_fn && kSizeFactories.contains(method)) {
+            for (const Node& a : args) {
+                // A parameter the function never rebinds, that a caller passes a tensor (the
+                // others None or what the analysis cannot tell): that call breaks here.
+                if (!a.is("identifier") || !is_parameter(def, a.text()) || assigned_in_body(def, a.text()) ||
+                    !ctx.values.eval(ctx.file, a).tensor() ||
+                    !ctx.values.eval(ctx.file, a).only(analysis::kTensor | analysis::kNone | analysis::kUnknown)) {
+                    continue;
+                }
+                out.push_back(refused(call, fmt::format("{}({})", fn.text(), a.text()), "GB0124",
+                                      fmt::format("`{}` is a tensor used as a size: it is read into Python here and "
+                                                  "the result's shape depends on the data; a size known without "
+                                                  "the data (for example the configured maximum, sliced to the "
+                                                  "positions used) would remove the break",
+                                                  a.text())));
+                return;
+            }
+        }
         // Data-dependent output shapes.
         if (kShapeOps.contains(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
             if (method == "nonzero_static") return;
