@@ -36,10 +36,22 @@ def _graphmend_static_dispatch_runtime():
         check = getattr(getattr(torch, "compiler", None), "is_compiling", None)
         return check is not None and check()
 
+    # Every submodule in eval mode. It walks _modules itself: Dynamo breaks the graph on
+    # module.modules() once any module has a pending attribute mutation (GB0189, torch 2.12),
+    # as the routers of Switch Transformers and NLLB-MoE make (`self.classifier = ...to(dtype)`).
+    def in_eval(module):
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            if m.training:
+                return False
+            todo.extend(c for c in m._modules.values() if c is not None)
+        return True
+
     def static(experts, size, module):
         if mode == "loop" or torch.is_grad_enabled() or not is_compiling():
             return False
-        if module is not None and any(m.training for m in module.modules()):
+        if module is not None and not in_eval(module):
             return False  # a Dropout among the computations: identity only in eval mode
         return mode == "static" or experts * size <= limit
 
