@@ -298,15 +298,17 @@ private:
         // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
         // result's shape follows the data.
         if (torch_fn && kSizeFactories.contains(method)) {
+            std::vector<Node> sizes;  // the positional arguments, and the items of a size tuple
             for (const Node& a : args) {
-                // A parameter the function never rebinds, that a caller passes a tensor (the
-                // others None or what the analysis cannot tell): that call breaks here.
-                if (!a.is("identifier") || !is_parameter(def, a.text()) || assigned_in_body(def, a.text()) ||
-                    !ctx.values.eval(ctx.file, a).tensor() ||
-                    !ctx.values.eval(ctx.file, a).only(analysis::kTensor | analysis::kNone | analysis::kUnknown)) {
-                    continue;
+                if (a.is("tuple") || a.is("list")) {
+                    for (const Node& item : a.named_children()) sizes.push_back(item);
+                } else if (!a.is("keyword_argument")) {
+                    sizes.push_back(a);
                 }
-                out.push_back(refused(call, fmt::format("{}({})", fn.text(), a.text()), "GB0124",
+            }
+            for (const Node& a : sizes) {
+                if (!tensor_size(ctx, def, a)) continue;
+                out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), a.text()), "GB0124",
                                       fmt::format("`{}` is a tensor used as a size: it is read into Python here and "
                                                   "the result's shape depends on the data; a size known without "
                                                   "the data (for example the configured maximum, sliced to the "
@@ -355,6 +357,34 @@ private:
             reason += "; the value is used as a Python value, not only as a test";
         }
         out.push_back(refused(call, what, "GB0124", std::move(reason)));
+    }
+
+    // True when `a`, a size argument in `def`, holds a tensor on every path that reaches it:
+    // a parameter the function never rebinds that a caller passes a tensor (the others None
+    // or what the analysis cannot tell), or a local assigned once, from a tensor.
+    static bool tensor_size(const Context& ctx, const Node& def, const Node& a) {
+        if (!a.is("identifier")) return false;
+        const analysis::Value v = ctx.values.eval(ctx.file, a);
+        if (!v.tensor() || !v.only(analysis::kTensor | analysis::kNone | analysis::kUnknown)) return false;
+        if (is_parameter(def, a.text())) return !assigned_in_body(def, a.text());
+        int count = 0;
+        Node value;
+        syntax::walk(def.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
+                syntax::walk(n.field("left"), [&](const Node& t) {
+                    if (t.is("identifier") && t.text() == a.text()) {
+                        ++count;
+                        value = n.is("assignment") && n.field("left") == t ? n.field("right") : Node();
+                    }
+                    return true;
+                });
+            }
+            return true;
+        });
+        if (count != 1 || !value || value.end() > a.begin()) return false;
+        const analysis::Value rhs = ctx.values.eval(ctx.file, value);
+        return rhs.tensor() && rhs.only(analysis::kTensor | analysis::kUnknown);
     }
 
     // True when every read of `name` in `def` is inside the data tests of one statement:
