@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "graphmend/liveness.hpp"
@@ -565,8 +566,15 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
         return d;
     }
     if (hit) {
-        // Every expert now runs the body: calls outside the row computation must be harmless.
+        // Every expert now runs the body: calls outside the row computation must be harmless,
+        // and nothing but the writes of the rows may store state.
         syntax::walk(loop.field("body"), [&](const Node& n) {
+            if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier") &&
+                !n.field("left").is("pattern_list") &&
+                std::none_of(d.puts.begin(), d.puts.end(), [&](const auto& p) { return p.first == n; })) {
+                m.refuse(fmt::format("line {}: `{}` stores state for experts the loop skipped", n.position().line,
+                                     n.field("left").text()));
+            }
             if (!n.is("call") || n == d.pairs_call || m.flow().holds_rows(n)) return true;
             const Node fn = n.field("function");
             const bool harmless = fn.text() == "getattr" || fn.text() == "len" ||
