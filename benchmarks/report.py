@@ -7,6 +7,7 @@ Reads what is there (a missing file leaves its section saying how to make it):
   reference-pins.json     graph_breaks.py --suite reference --json ...           (torch/transformers pins)
   reference-latest.json   graph_breaks.py --suite reference --env latest --json ...
   latency-cpu.json        latency.py --json ...
+  latency-moe-cpu.json    latency.py --rows moe --json ...   (GM501's static dispatch against the loop)
   tool-speed.json         tool_speed.py --json ...
   sweep-pins.json         sweep.py --env pins                                    (many architectures, pins)
   sweep-latest.json       sweep.py --env latest                                  (the same at the latest pins)
@@ -179,6 +180,47 @@ def latency_section(results: Path, plots: list) -> list[str]:
     return out
 
 
+def moe_latency_section(results: Path) -> list[str]:
+    """The latency of GM501's static expert dispatch against the loop, both compiled, and the
+    cost rule (src/runtime/static_dispatch.py's limit) the figures support."""
+    data = load(results, "latency-moe-cpu.json")
+    out = ["## 2a. MoE dispatch latency (GM501, Inductor on CPU)", ""]
+    if data is None:
+        return out + missing("latency-moe-cpu.json")
+    out += ["Mixtral at a mid size (`benchmarks/_harness/moe_rows.py`: hidden 256, 2 layers, expert ffn 512, top-2),",
+            "prefill (a batch of 128 tokens, `-t128`), decode (1 token, no cache, `-t1`) and 16 tokens, with 4, 8",
+            "and 16 experts (`moe:eE-tT`). The fixed arm was run with `GRAPHMEND_DISPATCH="
+            f"{data.get('graphmend_dispatch', 'auto')}`, so that it takes the static form in every row whatever the",
+            "size limit says; the original arm breaks in every MoE block and runs it eagerly.", ""]
+    out += latency_table(data)
+    rows = {r.get("model"): r for r in data.get("rows", [])}
+
+    def steady(name):
+        r = rows.get(name) or {}
+        return ((r.get("ratios") or {}).get("steady_s") or {}).get("median")
+
+    work = []
+    for name in rows:
+        try:
+            e, t = name.split(":")[1].split("-")
+            experts, tokens = int(e[1:]), int(t[1:])
+        except (IndexError, ValueError):
+            continue
+        ratio = steady(name)
+        if ratio is not None:
+            work.append((experts * 2 * tokens, name, ratio))
+    work.sort()
+    if work:
+        out += ["Candidate rows the static form computes (experts × top-k × tokens) against the steady-state "
+                "ratio (original / fixed; at least 1: the static form is no slower):", "",
+                "| row | experts × top-k × tokens | steady-state ratio |", "| --- | --- | --- |"]
+        out += [f"| {name} | {n} | {fmt(ratio, 2)} |" for n, name, ratio in work]
+        out.append("")
+    out += [f"Reproduce with `{COMMANDS['latency-moe-cpu.json']}`. This file was made by a run from "
+            f"{data.get('started')} to {data.get('finished')}.", ""]
+    return out
+
+
 def _stat(s: dict | None, digits=2) -> str:
     if not s:
         return "–"
@@ -344,6 +386,7 @@ def render(results: Path) -> str:
              "then `.venv/bin/python benchmarks/report.py` to remake this page.", ""]
     lines += reference_section(results, plots)
     lines += latency_section(results, plots)
+    lines += moe_latency_section(results)
     lines += tool_speed_section(results, plots)
     lines += sweep_section(results)
     return "\n".join(lines).rstrip() + "\n"

@@ -1,6 +1,6 @@
 """Rows of the MoE latency measurement (`latency.py --rows moe`): Mixtral at a mid size, whose
 expert dispatch GM501 rewrites, for prefill (a batch of 128 tokens) and decode (1 token, no
-cache) and for 4, 8 and 16 experts, top-2.
+cache) and sizes between, for 4, 8 and 16 experts, top-2.
 
     ROWS["moe:e8-t128"]   # ModelSpec: MixtralForCausalLM, 8 experts, input_ids (1, 128)
 
@@ -13,8 +13,10 @@ from .models import VOCAB, ModelSpec
 
 PREFIX = "moe:"
 HIDDEN, LAYERS, HEADS, EXPERT_FFN, TOP_K = 256, 2, 4, 512, 2
-# (experts, tokens): prefill and decode at 8 experts, then 4 and 16 experts, and tokens between.
-GRID = ((8, 128), (8, 1), (8, 16), (4, 128), (4, 1), (16, 128), (16, 1))
+# (experts, tokens): decode (1 token) and prefill (128) at 8 experts, 16 experts decoding, and
+# sizes between, two of them with experts x top-k x tokens = 64 (the sweep's MoE rows: 4 experts,
+# top-2, 8 tokens).
+GRID = ((8, 1), (16, 1), (4, 8), (8, 4), (8, 16), (8, 128), (4, 128))
 
 
 def _spec(experts, tokens):

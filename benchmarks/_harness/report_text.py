@@ -18,6 +18,9 @@ COMMANDS = {
     "latency-cpu.json": ".venv/bin/python benchmarks/latency.py --rows changed --reps 5 "
                         "--json docs/results/latency-cpu.json",
     "tool-speed.json": ".venv/bin/python benchmarks/tool_speed.py --json docs/results/tool-speed.json",
+    "latency-moe-cpu.json": "GRAPHMEND_DISPATCH=static .venv/bin/python benchmarks/latency.py "
+                            "--rows moe:e8-t1,moe:e16-t1,moe:e4-t8,moe:e8-t4,moe:e8-t16,moe:e8-t128 "
+                            "--reps 3 --calls 20 --threads 1 --json docs/results/latency-moe-cpu.json",
     "sweep-pins.json": ".venv/bin/python benchmarks/sweep.py --env pins",
     "sweep-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/sweep.py --env latest",
 }

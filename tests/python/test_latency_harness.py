@@ -230,3 +230,25 @@ def test_resummarise_recomputes_from_the_repetitions(tmp_path, monkeypatch):
     assert again["rows"][0]["ratios"] == json.loads(json.dumps(row["ratios"]))
     assert again["rows"][0]["outputs_max_abs_diff"] == 1e-7 and again["rows"][0]["ok"]
     assert again["summary"]["steady_s"]["geomean_of_median_ratios"] == pytest.approx(2.0)
+
+
+def test_moe_rows_are_named_apart_from_all_and_render_with_the_candidate_count(tmp_path):
+    from _harness.models import get_spec
+    from _harness.moe_rows import ROWS
+
+    assert latency.parse_rows("moe") == list(ROWS)
+    assert not set(ROWS) & set(latency.parse_rows("all"))
+    assert latency.parse_rows("moe:e8-t1,t5") == ["moe:e8-t1", "t5"]
+    assert "8 experts" in get_spec("moe:e8-t1").description
+    import json
+
+    import report  # benchmarks/report.py
+
+    rows = [{"model": "moe:e8-t16", "graphs_original": 13, "graphs_fixed": 1,
+             "ratios": {"steady_s": {"median": 0.94, "min": 0.9, "max": 0.95}}},
+            {"model": "moe:e8-t1", "graphs_original": 8, "graphs_fixed": 1,
+             "ratios": {"steady_s": {"median": 1.02, "min": 1.0, "max": 1.05}}}]
+    (tmp_path / "latency-moe-cpu.json").write_text(json.dumps({"rows": rows, "graphmend_dispatch": "static"}))
+    text = "\n".join(report.moe_latency_section(tmp_path))
+    assert "| moe:e8-t1 | 16 | 1.02 |" in text and "| moe:e8-t16 | 256 | 0.94 |" in text
+    assert text.index("moe:e8-t1 | 16") < text.index("moe:e8-t16 | 256")  # ordered by candidate rows
