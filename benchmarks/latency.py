@@ -4,13 +4,14 @@
     .venv/bin/python benchmarks/latency.py --json docs/results/latency-cpu.json
     .venv/bin/python benchmarks/latency.py --rows t5,bart --reps 5 --calls 50 --json OUT.json
     .venv/bin/python benchmarks/latency.py --rows changed ...      # rows whose break count the fix changes
+    .venv/bin/python benchmarks/latency.py --rows phi3 --unsafe-fixes ...  # fixed with --unsafe-fixes
     .venv/bin/python benchmarks/latency.py --resummarise OUT.json  # recompute summaries, run nothing
     bash benchmarks/latency_cuda.sh                                # the same on a CUDA GPU
 
 Rows are the models of benchmarks/_harness/models.py (the graph-break harness's small
 configs, float32). Once per run, the installed transformers package is copied and the copy
-is fixed with `graphmend fix` (as graph_breaks.py does); every fixed arm imports it through
-PYTHONPATH. Per row and repetition, each arm (original, fixed) runs in its own fresh process
+is fixed with `graphmend fix` (as graph_breaks.py does; `graphmend fix --unsafe-fixes` with
+--unsafe-fixes); every fixed arm imports it through PYTHONPATH. Per row and repetition, each arm (original, fixed) runs in its own fresh process
 (benchmarks/_harness/latency_arm.py) with fresh compile caches: TORCHINDUCTOR_CACHE_DIR (and
 TRITON_CACHE_DIR) a new empty folder, TORCHINDUCTOR_FX_GRAPH_CACHE=0,
 TORCHINDUCTOR_AUTOGRAD_CACHE=0. The model runs in eval mode under torch.no_grad(), compiled
@@ -33,7 +34,7 @@ the repetitions by median, min, max and quartiles. Outputs of each repetition's 
 
 JSON (--json): top level: benchmark ("latency"), command, started, finished, wall_s, device,
 torch, transformers, python, cuda, cuda_available, host {platform, cpu, cpu_count}, backend,
-dynamic, dtype, mode, reps, calls, warmup, threads, compile_threads, rtol, atol, caches,
+dynamic, dtype, mode, unsafe_fixes, reps, calls, warmup, threads, compile_threads, rtol, atol, caches,
 arm_order, definitions {figure: meaning}, graphmend {returncode, seconds, summary_tail},
 rows_requested, rows_left_out (rows of MODELS not measured), rows_not_started (cut by
 --max-minutes), summary {metric: {geomean_of_median_ratios, rows}}, rows [...]. Per row:
@@ -137,6 +138,8 @@ def parse_args(argv):
     p.add_argument("--timeout", type=int, default=1800, help="seconds allowed to one arm (default 1800)")
     p.add_argument("--resummarise", metavar="RESULT.json",
                    help="run nothing: recompute the summaries of a results file from its repetitions, in place")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="fix the copy with `graphmend fix --unsafe-fixes` (default: the safe fixes only)")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="start no new row once the run has taken this long; the rows not started are "
                         "listed in rows_left_out (default: no limit)")
@@ -378,7 +381,7 @@ def _print_rep(name, entry):
     print(f"{name} rep {entry['rep']}: {fmt('original')} | {fmt('fixed')}{outputs}", flush=True)
 
 
-def fix_package(python, package, workdir):
+def fix_package(python, package, workdir, unsafe_fixes=False):
     """Copy the installed `package` into workdir/site and fix the copy; returns (installed, site, fix)."""
     from _harness import fixer
     from _harness.model_bench import _copy_package, installed_package_dir
@@ -388,7 +391,7 @@ def fix_package(python, package, workdir):
     if site.exists():
         shutil.rmtree(site)
     _copy_package(installed, site / package)
-    return installed, site, fixer.run_fix([site / package])
+    return installed, site, fixer.run_fix([site / package] + (["--unsafe-fixes"] if unsafe_fixes else []))
 
 
 def versions(python):
@@ -483,7 +486,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="graphmend-latency-") as tmp:
         workdir = Path(args.keep).resolve() if args.keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        installed, site, fix = fix_package(python, packages[0], workdir)
+        installed, site, fix = fix_package(python, packages[0], workdir, args.unsafe_fixes)
         if len(packages) != 1:
             raise SystemExit(f"rows from several packages: {packages}")
         print(f"fixed a copy of {installed} in {fix.seconds}s (exit {fix.returncode})", flush=True)
@@ -500,6 +503,7 @@ def main(argv=None):
                       "TORCHINDUCTOR_FX_GRAPH_CACHE=0, TORCHINDUCTOR_AUTOGRAD_CACHE=0",
             "arm_order": "original first in even repetitions (0, 2, ...), fixed first in odd ones",
             "definitions": DEFINITIONS,
+            "unsafe_fixes": args.unsafe_fixes,
             "graphmend": {"returncode": fix.returncode, "seconds": fix.seconds, "binary": fixer_identity(),
                           "summary_tail": fix.stderr[-2000:]},
             "rows_requested": args.rows, "rows": [],

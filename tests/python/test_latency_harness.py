@@ -20,6 +20,7 @@ def test_defaults():
     assert (args.reps, args.calls, args.warmup, args.device) == (5, 50, 5, "cpu")
     assert args.threads == 1 and args.compile_threads == 1
     assert args.json is None and args.max_minutes is None
+    assert args.unsafe_fixes is False
 
 
 def test_cuda_defaults_leave_threads_to_torch():
@@ -50,6 +51,20 @@ def test_options_are_kept(tmp_path):
                                "--threads", "2", "--compile-threads", "0"])
     assert (args.rows, args.reps, args.calls, args.json, args.threads, args.compile_threads) == \
         (["t5"], 7, 60, str(out), 2, 0)
+
+
+def test_unsafe_fixes_reach_graphmend(tmp_path, monkeypatch):
+    """--unsafe-fixes: the package copy is fixed with `graphmend fix --unsafe-fixes`; without it, not."""
+    from _harness import fixer, model_bench
+
+    calls = []
+    monkeypatch.setattr(fixer, "run_fix", lambda args: calls.append([str(a) for a in args]))
+    monkeypatch.setattr(model_bench, "installed_package_dir", lambda python, package: tmp_path / "installed")
+    monkeypatch.setattr(model_bench, "_copy_package", lambda src, dst: None)
+    assert latency.parse_args(["--rows", "phi3", "--unsafe-fixes"]).unsafe_fixes is True
+    latency.fix_package("python", "transformers", tmp_path, unsafe_fixes=True)
+    latency.fix_package("python", "transformers", tmp_path)
+    assert calls == [[str(tmp_path / "site/transformers"), "--unsafe-fixes"], [str(tmp_path / "site/transformers")]]
 
 
 def test_arm_order_alternates():
