@@ -14,8 +14,11 @@
 # for bit), only when no gradient is being recorded (with autograd the
 # experts' gradients would be summed over other rows, and an expert no token reaches would
 # get a zero gradient instead of None) and when its extra work is measured no slower than
-# the loop under torch.compile (docs/RESULTS.md): at most `limit` pairs over all experts
-# (experts x mask size). Otherwise the loop runs as written, torch.where and all.
+# the loop under torch.compile (docs/RESULTS.md, section 2a): at most `limit` candidate rows over
+# all experts (experts x rows per expert: experts x top-k x tokens for a torch.where mask), and at
+# most 4 experts per candidate row of one expert (each expert costs its matrix products whether
+# or not a token reaches it; Mixtral's block on CPU: 8 experts decoding 1 token top-2 was no slower,
+# 16 was 1.5x slower, 4 experts x 16 rows 1.5x faster, 8 x 32 rows slower). Otherwise the loop runs as written, torch.where and all.
 # GRAPHMEND_DISPATCH=static or =loop overrides the choice.
 def _graphmend_static_dispatch_runtime():
     import sys
@@ -30,7 +33,7 @@ def _graphmend_static_dispatch_runtime():
 
     rt = types.ModuleType("_graphmend_static_dispatch_v1")
     mode = os.environ.get("GRAPHMEND_DISPATCH", "auto")
-    limit = 4096
+    limit = 64
 
     def is_compiling():
         check = getattr(getattr(torch, "compiler", None), "is_compiling", None)
@@ -53,7 +56,7 @@ def _graphmend_static_dispatch_runtime():
             return False
         if module is not None and not in_eval(module):
             return False  # a Dropout among the computations: identity only in eval mode
-        return mode == "static" or experts * size <= limit
+        return mode == "static" or (experts * size <= limit and experts <= 4 * size)
 
     def dispatch_all(masks, dim, hits):
         # `for e in hits.nonzero(as_tuple=True)[0].tolist()` over the experts of masks[..., e, ...]:

@@ -62,6 +62,12 @@ def test_eagerly_and_with_autograd_the_loop_runs_as_written(monkeypatch):
     with torch.no_grad():
         assert rt["_graphmend_pairs"](mask, 2)[1] is not None
         assert rt["_graphmend_pairs"](torch.ones(100, 100), 2)[1] is None  # above the limit
+        # The cost rule measured in docs/RESULTS.md (section 2a): experts x rows <= 64 and
+        # experts <= 4 x rows per expert.
+        assert rt["_graphmend_pairs"](torch.ones(2, 4), 8)[1] is not None    # 8 x 8 = 64
+        assert rt["_graphmend_pairs"](torch.ones(2, 16), 8)[1] is None       # 8 x 32 = 256
+        assert rt["_graphmend_pairs"](torch.ones(2, 1), 8)[1] is not None    # 8 experts, 2 rows each
+        assert rt["_graphmend_pairs"](torch.ones(2, 1), 16)[1] is None       # 16 experts, 2 rows each
 
 
 MODEL = '''
