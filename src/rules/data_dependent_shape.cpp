@@ -28,6 +28,7 @@
 
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/expert_dispatch.hpp"
+#include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
 #include "graphmend/site.hpp"
@@ -198,7 +199,8 @@ public:
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, the reads and
-        // writes its masks pick rows for, and the hit lists it rewrites. Once per function.
+        // writes its masks pick rows for, and the hit lists it rewrites; and the index lists of the
+        // static-row-subset rule (GM502). Once per function.
         std::uint32_t spans_of = UINT32_MAX;
         std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
@@ -237,6 +239,10 @@ private:
         std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
         syntax::walk(def, [&](const Node& n) {
             if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
+            if (n.is("expression_statement")) {  // the index lists GM502 reports
+                if (const auto s = match_row_subset(ctx, def, n)) spans.emplace_back(s->index.begin(), s->index.end());
+                return false;
+            }
             if (!n.is("for_statement")) return true;
             if (const auto d = match_expert_dispatch(ctx, def, n)) {
                 if (d->pairs_call) spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());

@@ -209,6 +209,9 @@ bool einsum_rowwise(const std::vector<Node>& args, const std::vector<bool>& row_
 
 }  // namespace
 
+bool is_elementwise_method(std::string_view name) { return kElementwiseMethods.contains(name); }
+bool is_elementwise_function(std::string_view name) { return kElementwiseFunctions.contains(name); }
+
 std::string owner_of(const Node& function) {
     for (Node p = function.parent(); p; p = p.parent()) {
         if (p.is("class_definition")) return std::string(p.field("name").text());
@@ -349,7 +352,9 @@ bool RowFlow::holds_rows(const Node& e) const {
             return false;
         }
         if (n.is("identifier") && (rows.contains(std::string(n.text())) || index.contains(std::string(n.text())) ||
-                                   masks.contains(std::string(n.text())))) {
+                                   masks.contains(std::string(n.text())) || counts.contains(std::string(n.text())) ||
+                                   blocks.contains(std::string(n.text())) ||
+                                   block_counts.contains(std::string(n.text())))) {
             const Node p = n.parent();
             if (!(p.is("attribute") && p.field("attribute") == n) && !(p.is("keyword_argument") && p.field("name") == n)) {
                 found = true;
@@ -364,6 +369,7 @@ std::optional<bool> RowFlow::expr(const Node& expr_node) {
     const Node e = unparen(expr_node);
     if (!e) return false;
     if (!holds_rows(e)) return false;
+    if (strict) return strict_expr(e);  // row_layout.cpp
     if (e.is("subscript") && mask_position(e) >= 0 && !holds_rows(e.field("value"))) {
         mask_gathers.emplace_back(e, mask_position(e));
         return true;
@@ -660,6 +666,7 @@ std::optional<bool> RowFlow::block(const Node& body) {
 }
 
 bool RowFlow::assignment(const Node& a) {
+    if (strict) return strict_assignment(a);  // row_layout.cpp
     const Node left = a.field("left");
     if (!left.is("identifier")) {
         if (holds_rows(a)) return fail(a, "rows stored outside a local");

@@ -1,6 +1,7 @@
 // Row-wise computation (see rowwise.cpp): which expressions compute row by row, and what
 // a callable expression names (a module class, a torch callable, a project function).
-// Private to the rules that rewrite row subsets (static-expert-dispatch).
+// Private to the rules that rewrite row subsets (static-expert-dispatch, and in the strict
+// mode of row_layout*.cpp static-row-subset).
 #pragma once
 
 #include <map>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +29,11 @@ struct Callable {
     syntax::Node function; // Method / Function: the function_definition
     std::shared_ptr<Callable> element;  // ListOf: what each element is
 };
+
+/// True for the tensor methods and torch / torch.nn.functional functions the row-wise check
+/// treats as elementwise (the names after the last dot).
+bool is_elementwise_method(std::string_view name);
+bool is_elementwise_function(std::string_view name);
 
 /// What `expr` (inside function `def` of `file`, a method of `owner` or "") calls: a
 /// local assigned once, `self.NAME` assigned once in the class, an element of a
@@ -73,6 +80,47 @@ public:
     /// The first reason something was not shown row-wise: "line N: ...".
     [[nodiscard]] const std::string& why() const { return why_; }
 
+    // ---- Strict layout (row_layout*.cpp), for the row-subset rule (GM502). ----
+    /// A tensor's number of dimensions: exact, a lower bound, or unknown (n < 0).
+    struct Rank {
+        int n = -1;
+        bool exact = false;
+        [[nodiscard]] bool known() const { return n >= 0; }
+    };
+    /// Strict mode: every expression on the rows is shown to keep the rows in dimension 0,
+    /// with its rank where it matters (broadcasting, convolutions, pads), counts read from
+    /// `.shape` may only size a view or reshape, and modules are reached through `self`.
+    bool strict = false;
+    /// What an expression holds: no rows, rows, or blocks of rows, and its rank.
+    struct Layout {
+        bool rows = false;
+        bool blocks = false;
+        Rank rank;
+    };
+    std::set<std::string> counts;      // locals holding the row count
+    std::set<std::string> block_counts;  // locals holding dimension 0 of blocks
+    std::set<std::string> blocks;      // locals whose dimension 0 is the rows times a size
+    std::set<std::string> contiguous;  // locals of rows assigned from `.contiguous()`
+    std::map<std::string, Rank> ranks; // known ranks of locals, rows or not
+    /// For a local of rows: the names unpacked from its `.shape[1:]`, in order.
+    std::map<std::string, std::vector<std::string>> dims;
+    /// Strict mode: the gathers `X[I, ...]` by one of `index` (I first, the rest basic).
+    std::vector<syntax::Node> gathers;
+    /// Strict mode: the block the check starts from; rows assigned under an `if` inside it are
+    /// refused (the check follows one path).
+    syntax::Node root;
+    /// The rank `e` was shown to have (strict mode), or unknown.
+    [[nodiscard]] Rank rank_of(const syntax::Node& e) const;
+    /// True when `e` was shown to hold blocks of rows rather than rows.
+    [[nodiscard]] bool is_blocks(const syntax::Node& e) const;
+    /// The rank of an expression that holds no rows, from its spelling and `ranks`: Python
+    /// numbers 0, slicing, view/reshape, convolutions; unknown otherwise.
+    [[nodiscard]] Rank plain_rank(const syntax::Node& e) const;
+    /// Strict mode, after the check of `body`: false (with why()) when it calls, outside the
+    /// computation on the rows, something that may have an effect (project code, modules,
+    /// in-place methods).
+    bool strict_effects(const syntax::Node& body);
+
 private:
     bool fail(const syntax::Node& at, std::string why);
     std::optional<bool> subscript(const syntax::Node& e);
@@ -80,6 +128,30 @@ private:
     std::optional<bool> callable(const syntax::Node& e, const Callable& c, const std::vector<bool>& row_args);
     std::optional<bool> function(const syntax::Node& call, std::size_t file, const syntax::Node& fn,
                                  const std::vector<bool>& row_args, bool method);
+
+    // Strict layout (row_layout*.cpp).
+    std::optional<bool> strict_expr(const syntax::Node& e);
+    bool strict_assignment(const syntax::Node& a);
+    bool strict_shape_read(const syntax::Node& a);
+    std::optional<Layout> sub(const syntax::Node& e);
+    std::optional<Layout> layout(const syntax::Node& e);
+    std::optional<Layout> strict_subscript(const syntax::Node& e);
+    std::optional<Layout> strict_operands(const syntax::Node& e, const std::vector<syntax::Node>& operands);
+    std::optional<Layout> strict_call(const syntax::Node& e);
+    std::optional<Layout> strict_method(const syntax::Node& e, const syntax::Node& recv, const std::string& m);
+    std::optional<Layout> strict_view(const syntax::Node& e, const syntax::Node& recv, const std::string& m);
+    std::optional<Layout> strict_torch(const syntax::Node& e, std::string_view leaf);
+    std::optional<Layout> strict_module(const syntax::Node& e, const Callable& c, const Layout& in);
+    std::optional<Layout> strict_function(const syntax::Node& call, std::size_t file, const syntax::Node& fn,
+                                          bool method);
+    [[nodiscard]] bool count_expr(const syntax::Node& e) const;
+    [[nodiscard]] bool conditional(const syntax::Node& n) const;
+    void forget(const std::string& name);
+    std::optional<bool> note(const syntax::Node& e, const Layout& l);
+
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Rank> node_ranks_;
+    std::set<std::pair<std::uint32_t, std::uint32_t>> node_blocks_;
+    std::set<std::pair<std::uint32_t, std::uint32_t>> row_calls_;  // calls checked as computation on the rows
 
     const Context& ctx_;
     std::size_t file_;
