@@ -609,6 +609,15 @@ std::optional<bool> RowFlow::function(const Node& call, std::size_t file, const 
         std::string name;
         if (call_args[i].is("keyword_argument")) {
             name = text(call_args[i].field("name"));
+            const bool named = std::any_of(params.begin(), params.end(), [&](const Node& p) {
+                const Node n = p.is("identifier") ? p : p.field("name") ? p.field("name")
+                                                      : p.named_children().empty() ? Node() : p.named_children()[0];
+                return n && n.is("identifier") && n.text() == name;
+            });
+            if (!named) {  // it would land in **kwargs, where the rows are not followed
+                fail(call, fmt::format("rows passed as `{}=`, which no parameter names", name));
+                return std::nullopt;
+            }
         } else if (i < params.size() && (params[i].is("identifier") || params[i].is("typed_parameter"))) {
             name = params[i].is("identifier") ? text(params[i]) : text(params[i].named_children()[0]);
         } else {
@@ -649,14 +658,21 @@ std::optional<bool> RowFlow::block(const Node& body) {
             continue;
         }
         if (s.is("if_statement") && !reads_row_values(s.field("condition"))) {
+            // Each branch starts from the rows before the `if`; after it, a local holds rows
+            // when any branch left rows in it.
+            const std::set<std::string> before = rows;
+            std::set<std::string> after = rows;
             for (const Node& part : s.named_children()) {
                 Node b = part.is("block") ? part : part.field("consequence") ? part.field("consequence") : part.field("body");
                 if (part == s.field("condition")) continue;
                 if (!b || !b.is("block")) continue;
+                rows = before;
                 const auto r = block(b);
                 if (!r) return std::nullopt;
                 returns_rows = returns_rows || *r;
+                after.insert(rows.begin(), rows.end());
             }
+            rows = after;
             continue;
         }
         fail(s, fmt::format("a `{}` in the computation on the rows", s.type()));
@@ -670,6 +686,9 @@ bool RowFlow::assignment(const Node& a) {
     const Node left = a.field("left");
     if (!left.is("identifier")) {
         if (holds_rows(a)) return fail(a, "rows stored outside a local");
+        // In a function the rows are passed to: state it stores would be stored for experts or
+        // rows the original did not run it for.
+        if (depth_ > 0) return fail(a, fmt::format("`{}` stores state in the computation on the rows", left.text()));
         return true;
     }
     const auto r = expr(a.field("right"));
