@@ -79,7 +79,11 @@ def _graphmend_static_dispatch_runtime():
         if valid is None:
             return rows
         shape = (valid.shape[0],) + (1,) * (rows.dim() - 1)
-        return torch.where(valid.reshape(shape), rows, torch.zeros((), dtype=rows.dtype, device=rows.device))
+        # -0.0, not 0.0: index_add_ adds it to the rows the mask does not hold, and x + -0.0 is x
+        # for every x, -0.0 included (x + 0.0 would turn -0.0 into 0.0).
+        zero = torch.full((), -0.0 if rows.is_floating_point() or rows.is_complex() else 0, dtype=rows.dtype,
+                          device=rows.device)
+        return torch.where(valid.reshape(shape), rows, zero)
 
     # x[index] with a boolean mask at index[pos]: statically, every row (the mask's
     # dimensions kept), for a later _graphmend_put to select from.
@@ -89,7 +93,7 @@ def _graphmend_static_dispatch_runtime():
     def rows(x, index, pos, experts, gate=None, module=None):
         if not static(experts, index[pos].numel(), module):
             return x[index]
-        return x[every_row(index, pos)]
+        return x[every_row(index, pos)].clone()  # a copy, as x[mask] is: the rows may be updated in place
 
     def put(y, index, pos, value, experts, gate=None, module=None):
         mask = index[pos]

@@ -589,6 +589,15 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     }
     std::set<std::string> inner = m.assigned();
     inner.insert(m.flow().index.begin(), m.flow().index.end());
+    if (hit) {  // the static form runs more iterations: the loop's last values differ
+        syntax::walk(loop.field("left"), [&](const Node& n) {
+            if (n.is("identifier")) inner.insert(text(n));
+            return true;
+        });
+        for (const Node& st : stmts) {
+            if (const Node a = assignment_of(st); a && a.field("left").is("identifier")) inner.insert(text(a.field("left")));
+        }
+    }
     if (const Node read = read_outside(def, loop, inner)) {
         m.refuse(fmt::format("line {}: `{}` is read after the loop, where the static form leaves other values",
                              read.position().line, read.text()));

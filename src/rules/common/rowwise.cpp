@@ -115,6 +115,33 @@ std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, co
     return out;
 }
 
+// True when a method of the class calls a mutating method on `self.NAME` (append, extend,
+// insert, update, ...) or assigns one of its items.
+bool container_changed(const Context& ctx, std::size_t file, const std::string& cls, const std::string& name) {
+    const auto& classes = ctx.project.files()[file].index.classes;
+    const auto it = classes.find(cls);
+    if (it == classes.end()) return false;
+    bool changed = false;
+    for (const auto& [method, fn] : it->second.methods) {
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (changed) return false;
+            auto is_self_attr = [&](const Node& x) {
+                return x.is("attribute") && x.field("object").text() == "self" && x.field("attribute").text() == name;
+            };
+            if (n.is("call") && n.field("function").is("attribute") && is_self_attr(n.field("function").field("object"))) {
+                const std::string_view m = n.field("function").field("attribute").text();
+                changed = m == "append" || m == "extend" || m == "insert" || m == "update" || m == "__setitem__" ||
+                          m == "add_module" || m == "setdefault";
+            }
+            if (n.is("assignment") && n.field("left").is("subscript") && is_self_attr(n.field("left").field("value"))) {
+                changed = true;
+            }
+            return !changed;
+        });
+    }
+    return changed;
+}
+
 // The one `NAME = VALUE` of a local in `def` (not counting nested functions), or invalid.
 Node only_assignment(const Node& def, std::string_view name) {
     Node found;
@@ -151,6 +178,16 @@ Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, cons
     for (std::size_t f = 0; f < ctx.project.files().size() && !passed; ++f) {
         syntax::walk(ctx.project.files()[f].tree.root(), [&](const Node& n) {
             if (passed) return false;
+            // The class named other than in a call of it or its own definition (a subclass, an
+            // alias, functools.partial): constructions graphmend cannot see.
+            if (n.is("identifier") && n.text() == cls) {
+                const Node p = n.parent();
+                const bool callee = p.is("call") && p.field("function") == n;
+                const bool defined = p.is("class_definition") && p.field("name") == n;
+                const bool import = p.is("dotted_name") || p.is("aliased_import");
+                if (!callee && !defined && !import) passed = true;
+                return true;
+            }
             if (!n.is("call") || n.field("function").text().find(cls) == std::string_view::npos) return true;
             const auto named = ctx.project.class_named(f, n.field("function"));
             if (!named || named->first != file || named->second != cls) return true;
@@ -272,7 +309,11 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
                 out.element = std::make_shared<Callable>(std::move(element));
                 return out;
             }
-            return callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
+            Callable built = callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
+            if (built.kind == Callable::ListOf && container_changed(ctx, values[0].first, owner, text(e.field("attribute")))) {
+                return {};  // `self.experts.append(Other())` elsewhere: not every element is of one class
+            }
+            return built;
         }
         if (auto cls = ctx.project.class_named(file, e)) return {Callable::Class, cls->first, cls->second, {}, {}, {}};
         const std::string ext = ctx.project.external_name(file, e);
@@ -365,10 +406,28 @@ bool RowFlow::holds_rows(const Node& e) const {
     return found;
 }
 
+// Calls that draw random numbers: the static form may run them more often, or on other shapes.
+const std::set<std::string_view> kRandom{"rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
+                                         "normal", "bernoulli", "multinomial", "randperm", "poisson", "dropout",
+                                         "uniform_", "normal_", "exponential_", "geometric_", "cauchy_",
+                                         "log_normal_", "random_", "bernoulli_"};
+// Builtins that have no effect.
+const std::set<std::string_view> kPureBuiltins{"getattr", "len", "int", "float", "bool", "isinstance", "hasattr",
+                                               "range", "min", "max", "tuple", "list", "str", "slice", "abs"};
+// Methods that change their receiver.
+const std::set<std::string_view> kMutating{"append", "extend", "insert", "pop", "remove", "clear", "update",
+                                           "setdefault", "add", "discard", "write", "register_buffer",
+                                           "register_parameter", "add_module", "apply"};
+
 std::optional<bool> RowFlow::expr(const Node& expr_node) {
     const Node e = unparen(expr_node);
     if (!e) return false;
-    if (!holds_rows(e)) return false;
+    if (!holds_rows(e)) {
+        // It holds no rows, but the static form may run it for experts or rows the loop
+        // skipped: it must have no effect and draw no random numbers.
+        if (!strict && !pure(e)) return std::nullopt;
+        return false;
+    }
     if (strict) return strict_expr(e);  // row_layout.cpp
     if (e.is("subscript") && mask_position(e) >= 0 && !holds_rows(e.field("value"))) {
         mask_gathers.emplace_back(e, mask_position(e));
@@ -442,13 +501,20 @@ std::optional<bool> RowFlow::subscript(const Node& e) {
         }
         return true;
     }
-    // A gather: `X[I]`, `X[None, I]`, `X[I, J, None]`.
+    // A gather: `X[I]`, `X[None, I]`, `X[I, J, None]`: the first index that is not None is one
+    // of the dispatch's, so the rows come first (after the Nones).
     bool gathered = false;
+    bool before_rows = true;
     for (const Node& p : parts) {
         const Node q = unparen(p);
         if (q.is("identifier") && index.contains(text(q))) {
             gathered = true;
+            before_rows = false;
             continue;
+        }
+        if (before_rows && !q.is("none")) {
+            fail(q, "an index before the dispatch's indices: the rows would not come first");
+            return std::nullopt;
         }
         if (q.is("none") || (q.is("slice") && q.named_children().empty()) || q.is("ellipsis")) continue;
         if (holds_rows(q)) {
@@ -480,6 +546,46 @@ bool RowFlow::reads_row_values(const Node& e) const {
     return found;
 }
 
+bool RowFlow::pure(const Node& e) {
+    bool ok = true;
+    syntax::walk(e, [&](const Node& n) {
+        if (!ok || n.is("lambda")) return false;
+        if (!n.is("call")) return true;
+        const Node fn = unparen(n.field("function"));
+        const std::string_view name = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+        if (kRandom.contains(name) || (name.ends_with("_") && !name.ends_with("__"))) {
+            ok = fail(n, fmt::format("`{}` draws random numbers or changes a tensor in place", fn.text()));
+            return false;
+        }
+        if (fn.is("identifier")) {
+            if (kPureBuiltins.contains(name)) return true;
+            const std::string ext = ctx_.project.external_name(file_, fn);
+            if (ext.starts_with("torch.")) return true;
+            ok = fail(n, fmt::format("`{}(...)` may have effects the static form would repeat", fn.text()));
+            return false;
+        }
+        if (fn.is("attribute")) {
+            if (kMutating.contains(name)) {
+                ok = fail(n, fmt::format("`{}` changes its receiver", fn.text()));
+                return false;
+            }
+            if (name == "format") return true;
+            const std::string ext = ctx_.project.external_name(file_, fn);
+            if (ext.starts_with("torch.")) return true;
+            // A project function, or a module: its effects are not followed here.
+            const Callable c = callable_of(ctx_, file_, def_, owner_, fn, 0);
+            if (c.kind != Callable::None || ctx_.project.callee(file_, n, owner_)) {
+                ok = fail(n, fmt::format("`{}(...)` may have effects the static form would repeat", fn.text()));
+                return false;
+            }
+            return true;  // a method of a tensor or a Python value
+        }
+        ok = fail(n, fmt::format("`{}` may have effects the static form would repeat", n.text()));
+        return false;
+    });
+    return ok;
+}
+
 int RowFlow::mask_position(const Node& e) const {
     if (!e.is("subscript") || masks.empty()) return -1;
     std::vector<Node> parts;
@@ -495,9 +601,10 @@ int RowFlow::mask_position(const Node& e) const {
             pos = static_cast<int>(i);
             continue;
         }
-        const bool plain = (q.is("identifier") && !loop_var.empty() && q.text() == loop_var) || q.is("integer") ||
-                           (q.is("slice") && q.named_children().empty()) || q.is("ellipsis");
-        if (!plain) return -1;
+        const bool picks = (q.is("identifier") && !loop_var.empty() && q.text() == loop_var) || q.is("integer");
+        const bool keeps = (q.is("slice") && q.named_children().empty()) || q.is("ellipsis");
+        // Before the mask only indices that drop a dimension: the rows then come first.
+        if (!(picks || (pos >= 0 && keeps))) return -1;
     }
     return pos;
 }
@@ -529,9 +636,17 @@ std::optional<bool> RowFlow::call(const Node& e) {
             const std::string m = text(fn.field("attribute"));
             if (kElementwiseMethods.contains(m)) return true;
             if ((m == "matmul" || m == "mm") && !any_row_arg) return true;
-            if ((m == "reshape" || m == "view") && !args.empty() && args[0].text() == "-1" && !any_row_arg) return true;
-            if (m == "unsqueeze" && args.size() == 1 && args[0].is("unary_operator") && !any_row_arg) return true;
-            if (m == "unsqueeze" && args.size() == 1 && args[0].is("integer") && args[0].text() != "0") return true;
+            // `X[None, I].reshape(-1, D)`: the rows of a 2-D X back in one dimension (Mixtral's idiom).
+            // Anywhere else a reshape can merge or split rows.
+            const Node obj = unparen(fn.field("object"));
+            if ((m == "reshape" || m == "view") && args.size() == 2 && args[0].text() == "-1" && !any_row_arg &&
+                obj.is("subscript") && obj.named_children().size() == 3 && obj.named_children()[1].is("none")) {
+                return true;
+            }
+            if (m == "unsqueeze" && args.size() == 1 && (args[0].text() == "-1" ||
+                                                         (args[0].is("integer") && args[0].text() != "0"))) {
+                return true;
+            }
             fail(e, fmt::format("`.{}()` on the rows is not known to work row by row", m));
             return std::nullopt;
         }

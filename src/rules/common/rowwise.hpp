@@ -73,6 +73,9 @@ public:
     /// Locals bound by the loop to the elements of a module container (`for i, expert in
     /// enumerate(self.experts.values())`): name -> the container expression.
     std::map<std::string, syntax::Node> elements;
+    /// True when `e`, which holds no rows, has no effect the static form could repeat: no
+    /// random draws, in-place or mutating methods, or calls of project code and modules.
+    bool pure(const syntax::Node& e);
     /// True when `e` reads rows other than through their dtype, device or ndim.
     [[nodiscard]] bool reads_row_values(const syntax::Node& e) const;
     /// True when `e` reads a local holding rows or indices.
