@@ -185,7 +185,12 @@ Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, cons
                 const bool callee = p.is("call") && p.field("function") == n;
                 const bool defined = p.is("class_definition") && p.field("name") == n;
                 const bool import = p.is("dotted_name") || p.is("aliased_import");
-                if (!callee && !defined && !import) passed = true;
+                // `isinstance(m, C)` / `issubclass(...)`, alone or in a tuple of classes: a test, no construction.
+                Node args = p.is("tuple") ? p.parent() : p;
+                const bool tested = args.is("argument_list") && args.parent().is("call") &&
+                                    (args.parent().field("function").text() == "isinstance" ||
+                                     args.parent().field("function").text() == "issubclass");
+                if (!callee && !defined && !import && !tested) passed = true;
                 return true;
             }
             if (!n.is("call") || n.field("function").text().find(cls) == std::string_view::npos) return true;
