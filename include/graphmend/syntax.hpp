@@ -134,6 +134,10 @@ void walk(const Node& node, Visit&& visit) {
     }
 }
 
+/// The expression inside the parentheses around `node` (`((x))` -> `x`); `node` itself when it
+/// is not parenthesized. An empty `()` is a tuple, not parentheses, and stays.
+Node without_parens(Node node);
+
 /// The number of '\n' bytes in `text`.
 std::size_t count_newlines(std::string_view text);
 

@@ -42,10 +42,6 @@ const RuleInfo kInfo{"GM502", "static-row-subset", "rows picked by an index list
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 // `a:b:c` as `slice(a, b, c)`.
 std::string slice_text(const Node& s) {
@@ -68,9 +64,9 @@ std::string index_tuple(const Node& subscript) {
     for (const Node& i : subscript.named_children()) {
         if (!(i == subscript.field("value")) && !i.is("comment")) nodes.push_back(i);
     }
-    if (nodes.size() == 1 && unparen(nodes[0]).is("tuple")) nodes = unparen(nodes[0]).named_children();
+    if (nodes.size() == 1 && syntax::without_parens(nodes[0]).is("tuple")) nodes = syntax::without_parens(nodes[0]).named_children();
     for (const Node& n : nodes) {
-        const Node q = unparen(n);
+        const Node q = syntax::without_parens(n);
         parts.push_back(q.is("slice") ? slice_text(q) : q.is("ellipsis") ? "Ellipsis" : text(q));
     }
     return parts.size() == 1 ? fmt::format("({},)", parts[0]) : fmt::format("({})", fmt::join(parts, ", "));
@@ -119,7 +115,7 @@ private:
                     if (!(i == x.field("value")) && !i.is("comment")) parts.push_back(i);
                 }
                 Node first = parts[0];
-                if (parts.size() == 1 && unparen(first).is("tuple")) first = unparen(first).named_children()[0];
+                if (parts.size() == 1 && syntax::without_parens(first).is("tuple")) first = syntax::without_parens(first).named_children()[0];
                 edits.push_back({first.begin(), first.end(), fmt::format("_graphmend_subset_at({})", first.text())});
             }
             for (const Node& a : g.puts) {

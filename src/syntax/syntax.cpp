@@ -120,6 +120,11 @@ std::optional<SyntaxError> Tree::error() const {
     return found;
 }
 
+Node without_parens(Node node) {
+    while (node.is("parenthesized_expression") && !node.named_children().empty()) node = node.named_children()[0];
+    return node;
+}
+
 std::size_t count_newlines(std::string_view text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }

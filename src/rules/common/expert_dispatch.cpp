@@ -31,10 +31,6 @@ namespace {
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 // The statements of a block, without comments.
 std::vector<Node> statements(const Node& block) {
@@ -72,7 +68,7 @@ Node pairs_mask(const Context& ctx, const Node& call) {
 
 // `I.shape[0]`, `I.size(0)`, `I.numel()`, `len(I)` with I an index name: that name.
 std::string size_of_index(const Node& e, const std::set<std::string>& index) {
-    const Node n = unparen(e);
+    const Node n = syntax::without_parens(e);
     if (n.is("subscript") && n.field("value").is("attribute") && n.field("value").field("attribute").text() == "shape" &&
         n.field("subscript").text() == "0") {
         const Node obj = n.field("value").field("object");
@@ -97,7 +93,7 @@ enum class Emptiness { None, Empty, NonEmpty };
 
 // `SIZE == 0` / `not SIZE` (Empty), `SIZE > 0` / `SIZE != 0` / `SIZE` (NonEmpty).
 Emptiness emptiness_test(const Node& test, const std::set<std::string>& index) {
-    const Node t = unparen(test);
+    const Node t = syntax::without_parens(test);
     if (!size_of_index(t, index).empty()) return Emptiness::NonEmpty;
     if (t.is("not_operator") && !size_of_index(t.field("argument"), index).empty()) return Emptiness::Empty;
     if (t.is("comparison_operator")) {
@@ -136,7 +132,7 @@ public:
                     if (!put(a)) return false;
                     continue;
                 }
-                const Node right = unparen(a.field("right"));
+                const Node right = syntax::without_parens(a.field("right"));
                 if (a.field("left").is("identifier") && right.is("identifier") && flow_.index.contains(text(right))) {
                     flow_.index.insert(text(a.field("left")));
                     assigned_.insert(text(a.field("left")));
@@ -329,15 +325,15 @@ Node previous_statement(const Node& stmt) {
 // The 1-D tensor C of `C.nonzero(as_tuple=True)[0].tolist()` or
 // `torch.nonzero(C, as_tuple=True)[0].tolist()`, or invalid.
 Node nonzero_list_of(const Context& ctx, const Node& rhs) {
-    const Node call = unparen(rhs);
+    const Node call = syntax::without_parens(rhs);
     if (!call.is("call") || !call.field("function").is("attribute") ||
         call.field("function").field("attribute").text() != "tolist" ||
         !call.field("arguments").named_children().empty()) {
         return {};
     }
-    const Node first = unparen(call.field("function").field("object"));
+    const Node first = syntax::without_parens(call.field("function").field("object"));
     if (!first.is("subscript") || first.field("subscript").text() != "0") return {};
-    const Node nz = unparen(first.field("value"));
+    const Node nz = syntax::without_parens(first.field("value"));
     if (!nz.is("call")) return {};
     return pairs_mask(ctx, nz);  // the same three spellings as the pairs
 }
@@ -345,7 +341,7 @@ Node nonzero_list_of(const Context& ctx, const Node& rhs) {
 // `BASE[:, ..., e, :, ...]` or `BASE[..., e]`: BASE's name and the dimension e indexes (-1 for
 // the last), or {"", 0}.
 std::pair<std::string, int> stacked_mask(const Node& mask, const std::string& loop_var) {
-    const Node m = unparen(mask);
+    const Node m = syntax::without_parens(mask);
     if (!m.is("subscript") || !m.field("value").is("identifier") || loop_var.empty()) return {"", 0};
     std::vector<Node> parts;
     for (const Node& i : m.named_children()) {
@@ -413,7 +409,7 @@ Node value_before(const Node& def, const Node& loop, const std::string& name) {
 // True when `name` holds a boolean tensor when `loop` starts: `X.bool()`, a comparison, or
 // `~` / `&` / `|` of such.
 bool boolean_before(const Node& def, const Node& loop, const std::string& name) {
-    Node v = unparen(value_before(def, loop, name));
+    Node v = syntax::without_parens(value_before(def, loop, name));
     if (!v) return false;
     if (v.is("comparison_operator")) return true;
     if (v.is("call") && v.field("function").is("attribute") && v.field("function").field("attribute").text() == "bool" &&
@@ -481,9 +477,9 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     for (std::size_t i = 0; i < stmts.size(); ++i) {
         const Node a = assignment_of(stmts[i]);
         if (!a || !(a.field("left").is("pattern_list") || a.field("left").is("tuple_pattern"))) continue;
-        if (const Node mask = pairs_mask(ctx, unparen(a.field("right")))) {
+        if (const Node mask = pairs_mask(ctx, syntax::without_parens(a.field("right")))) {
             d.pairs = stmts[i];
-            d.pairs_call = unparen(a.field("right"));
+            d.pairs_call = syntax::without_parens(a.field("right"));
             d.mask = mask;
             d.anchor = d.pairs_call;
             at = i + 1;

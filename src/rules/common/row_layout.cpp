@@ -38,7 +38,7 @@ using Layout = RowFlow::Layout;
 namespace {
 
 std::pair<std::uint32_t, std::uint32_t> key(const Node& n) {
-    const Node u = unparen(n);
+    const Node u = syntax::without_parens(n);
     return {u.begin(), u.end()};
 }
 
@@ -190,7 +190,7 @@ std::optional<Layout> RowFlow::strict_subscript(const Node& e) {
     for (const Node& i : e.named_children()) {
         if (!(i == value) && !i.is("comment")) parts.push_back(i);
     }
-    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) parts = unparen(parts[0]).named_children();
+    if (parts.size() == 1 && syntax::without_parens(parts[0]).is("tuple")) parts = syntax::without_parens(parts[0]).named_children();
     // `R.shape[k]`: a size of the rows.
     if (value.is("attribute") && value.field("attribute").text() == "shape" && holds_rows(value.field("object"))) {
         const auto obj = sub(value.field("object"));
@@ -202,17 +202,17 @@ std::optional<Layout> RowFlow::strict_subscript(const Node& e) {
         return std::nullopt;
     }
     auto basic = [&](const Node& p, bool allow_none) {
-        const Node q = unparen(p);
+        const Node q = syntax::without_parens(p);
         if (holds_rows(q)) return false;
         return q.is("slice") || q.is("ellipsis") || int_literal(q).has_value() || (allow_none && q.is("none"));
     };
     int ints = 0, nones = 0;
     for (std::size_t i = 1; i < parts.size(); ++i) {
         ints += int_literal(parts[i]).has_value() ? 1 : 0;
-        nones += unparen(parts[i]).is("none") ? 1 : 0;
+        nones += syntax::without_parens(parts[i]).is("none") ? 1 : 0;
     }
     if (!holds_rows(value)) {  // a gather
-        const Node first = parts.empty() ? Node() : unparen(parts[0]);
+        const Node first = parts.empty() ? Node() : syntax::without_parens(parts[0]);
         if (!first || !first.is("identifier") || !index.contains(text(first))) {
             fail(e, "an index that picks rows other than first, as in `X[I, ...]`");
             return std::nullopt;
@@ -225,7 +225,7 @@ std::optional<Layout> RowFlow::strict_subscript(const Node& e) {
         }
         const Rank source = plain_rank(value);
         bool ellipsis = false;
-        for (const Node& p : parts) ellipsis = ellipsis || unparen(p).is("ellipsis");
+        for (const Node& p : parts) ellipsis = ellipsis || syntax::without_parens(p).is("ellipsis");
         Rank r = source.exact ? exact(source.n - ints)
                               : Rank{std::max<int>(source.n, static_cast<int>(parts.size()) - (ellipsis ? 1 : 0)) - ints,
                                      false};
@@ -234,7 +234,7 @@ std::optional<Layout> RowFlow::strict_subscript(const Node& e) {
     }
     const auto v = sub(value);
     if (!v) return std::nullopt;
-    const Node first = parts.empty() ? Node() : unparen(parts[0]);
+    const Node first = parts.empty() ? Node() : syntax::without_parens(parts[0]);
     if (!first || !first.is("slice") || !first.named_children().empty()) {
         fail(e, "an index that does not keep every row (`R[:, ...]`)");
         return std::nullopt;

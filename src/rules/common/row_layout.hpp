@@ -19,10 +19,6 @@ inline std::string text(const Node& n) { return std::string(n.text()); }
 
 inline Rank exact(int n) { return {n, true}; }
 
-inline Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 /// The last component of a dotted name.
 inline std::string_view last_part(std::string_view dotted) {
@@ -34,7 +30,7 @@ inline bool starts(std::string_view s, std::string_view prefix) { return s.subst
 
 /// An integer literal, possibly negated.
 inline std::optional<int> int_literal(const Node& node) {
-    const Node n = unparen(node);
+    const Node n = syntax::without_parens(node);
     if (n.is("integer")) {
         try {
             return std::stoi(text(n));
@@ -75,8 +71,8 @@ inline Node keyword(const std::vector<Node>& args, std::string_view name) {
 
 /// The sizes of a view or permute: its arguments, or the elements of its one tuple or list.
 inline std::vector<Node> sizes_of(const std::vector<Node>& args) {
-    if (args.size() == 1 && (unparen(args[0]).is("tuple") || unparen(args[0]).is("list"))) {
-        return unparen(args[0]).named_children();
+    if (args.size() == 1 && (syntax::without_parens(args[0]).is("tuple") || syntax::without_parens(args[0]).is("list"))) {
+        return syntax::without_parens(args[0]).named_children();
     }
     return args;
 }

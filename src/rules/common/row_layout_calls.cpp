@@ -42,7 +42,7 @@ Node only_self_assignment(const Context& ctx, std::size_t file, const std::strin
 }  // namespace
 
 std::optional<Layout> RowFlow::strict_call(const Node& e) {
-    const Node fn = unparen(e.field("function"));
+    const Node fn = syntax::without_parens(e.field("function"));
     const auto args = e.field("arguments").named_children();
     for (const Node& a : args) {
         if ((a.is("list_splat") || a.is("dictionary_splat")) && holds_rows(a)) {
@@ -73,7 +73,7 @@ std::optional<Layout> RowFlow::strict_call(const Node& e) {
     // nn.Sequential: each item in turn.
     const auto pos = positional(args);
     if (fn.is("attribute") && fn.field("object").text() == "self" && !owner_.empty()) {
-        const Node made = unparen(only_self_assignment(ctx_, file_, owner_, fn.field("attribute").text()));
+        const Node made = syntax::without_parens(only_self_assignment(ctx_, file_, owner_, fn.field("attribute").text()));
         if (made.is("call") && last_part(ctx_.project.external_name(file_, made.field("function"))) == "Sequential") {
             if (pos.size() != 1 || pos.size() != args.size()) {
                 fail(e, fmt::format("`{}` called with other than one argument", fn.text()));

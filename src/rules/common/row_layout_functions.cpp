@@ -26,10 +26,10 @@ std::optional<Layout> RowFlow::strict_view(const Node& e, const Node& recv, cons
     bool alone = count_expr(sizes[0]);
     int found = alone ? 1 : 0;
     if (!alone) {
-        std::vector<Node> todo{unparen(sizes[0])};
+        std::vector<Node> todo{syntax::without_parens(sizes[0])};
         bool product = true;
         while (!todo.empty() && product) {
-            const Node f = unparen(todo.back());
+            const Node f = syntax::without_parens(todo.back());
             todo.pop_back();
             if (count_expr(f)) {
                 ++found;
@@ -55,7 +55,7 @@ std::optional<Layout> RowFlow::strict_view(const Node& e, const Node& recv, cons
         }
     }
     if (m == "view" && r->rows) {
-        const Node rv = unparen(recv);
+        const Node rv = syntax::without_parens(recv);
         bool fine = (rv.is("identifier") && contiguous.contains(text(rv))) ||
                     (rv.is("call") && rv.field("function").is("attribute") &&
                      rv.field("function").field("attribute").text() == "contiguous" &&
@@ -64,7 +64,7 @@ std::optional<Layout> RowFlow::strict_view(const Node& e, const Node& recv, cons
             const auto& names = dims.at(text(rv));
             fine = names.size() + 2 == sizes.size();
             for (std::size_t i = 0; fine && i < names.size(); ++i) {
-                fine = unparen(sizes[i + 2]).is("identifier") && sizes[i + 2].text() == names[i];
+                fine = syntax::without_parens(sizes[i + 2]).is("identifier") && sizes[i + 2].text() == names[i];
             }
         }
         if (!fine) {
@@ -100,7 +100,7 @@ std::optional<Layout> RowFlow::strict_torch(const Node& e, std::string_view leaf
     const auto in = only_first();
     if (!in || !in->rows) return in;
     if (leaf == "pad") {
-        const Node pads = pos.size() > 1 ? unparen(pos[1]) : unparen(keyword(args, "pad"));
+        const Node pads = pos.size() > 1 ? syntax::without_parens(pos[1]) : syntax::without_parens(keyword(args, "pad"));
         const Node mode = pos.size() > 2 ? pos[2] : keyword(args, "mode");
         const bool constant = !mode || mode.text() == "\"constant\"" || mode.text() == "'constant'";
         const int padded = (pads.is("tuple") || pads.is("list")) ? static_cast<int>(pads.named_children().size()) : -1;
@@ -173,7 +173,7 @@ std::optional<Layout> RowFlow::strict_function(const Node& call, std::size_t fil
         if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
         if (!n.is("return_statement")) return true;
         const auto parts = n.named_children();
-        if (parts.empty() || !inner.node_ranks_.contains({unparen(parts[0]).begin(), unparen(parts[0]).end()})) {
+        if (parts.empty() || !inner.node_ranks_.contains({syntax::without_parens(parts[0]).begin(), syntax::without_parens(parts[0]).end()})) {
             plain = true;
             return false;
         }

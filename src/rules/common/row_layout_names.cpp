@@ -15,17 +15,17 @@ using Layout = RowFlow::Layout;
 
 // `B` (a count local), `R.shape[0]` or `R.size(0)` with R rows (not blocks).
 bool RowFlow::count_expr(const Node& node) const {
-    const Node e = unparen(node);
+    const Node e = syntax::without_parens(node);
     if (e.is("identifier")) return counts.contains(text(e));
     Node obj;
     if (e.is("subscript") && e.field("value").is("attribute") && e.field("value").field("attribute").text() == "shape" &&
         int_literal(e.field("subscript")) == 0) {
-        obj = unparen(e.field("value").field("object"));
+        obj = syntax::without_parens(e.field("value").field("object"));
     } else if (e.is("call") && e.field("function").is("attribute") &&
                e.field("function").field("attribute").text() == "size" &&
                e.field("arguments").named_children().size() == 1 &&
                int_literal(e.field("arguments").named_children()[0]) == 0) {
-        obj = unparen(e.field("function").field("object"));
+        obj = syntax::without_parens(e.field("function").field("object"));
     }
     return obj && obj.is("identifier") && rows.contains(text(obj));
 }
@@ -98,7 +98,7 @@ bool RowFlow::strict_assignment(const Node& a) {
     if (l->rows) {
         (l->blocks ? blocks : rows).insert(name);
         if (l->rank.known()) ranks[name] = l->rank;
-        const Node r = unparen(right);
+        const Node r = syntax::without_parens(right);
         if (r.is("call") && r.field("function").is("attribute") &&
             r.field("function").field("attribute").text() == "contiguous" && r.field("arguments").named_children().empty()) {
             contiguous.insert(name);
@@ -114,12 +114,12 @@ bool RowFlow::strict_assignment(const Node& a) {
 // the others the same for every row; R's rank is then the number of names.
 bool RowFlow::strict_shape_read(const Node& a) {
     const Node left = a.field("left");
-    const Node right = unparen(a.field("right"));
+    const Node right = syntax::without_parens(a.field("right"));
     Node obj;
-    if (right.is("attribute") && right.field("attribute").text() == "shape") obj = unparen(right.field("object"));
+    if (right.is("attribute") && right.field("attribute").text() == "shape") obj = syntax::without_parens(right.field("object"));
     if (right.is("call") && right.field("function").is("attribute") &&
         right.field("function").field("attribute").text() == "size" && right.field("arguments").named_children().empty()) {
-        obj = unparen(right.field("function").field("object"));
+        obj = syntax::without_parens(right.field("function").field("object"));
     }
     if (!obj || !obj.is("identifier") || !(rows.contains(text(obj)) || blocks.contains(text(obj)))) {
         return fail(a, "a tuple assigned from the rows other than their `.shape`");
@@ -145,7 +145,7 @@ bool RowFlow::strict_shape_read(const Node& a) {
 
 // The rank of an expression that holds no rows.
 Rank RowFlow::plain_rank(const Node& node) const {
-    const Node e = unparen(node);
+    const Node e = syntax::without_parens(node);
     if (e.is("integer") || e.is("float") || e.is("true") || e.is("false")) return exact(0);
     if (e.is("identifier")) {
         const auto it = ranks.find(text(e));
@@ -163,10 +163,10 @@ Rank RowFlow::plain_rank(const Node& node) const {
         for (const Node& i : e.named_children()) {
             if (!(i == e.field("value")) && !i.is("comment")) parts.push_back(i);
         }
-        if (parts.size() == 1 && unparen(parts[0]).is("tuple")) parts = unparen(parts[0]).named_children();
+        if (parts.size() == 1 && syntax::without_parens(parts[0]).is("tuple")) parts = syntax::without_parens(parts[0]).named_children();
         int ints = 0, nones = 0, counted = 0;
         for (const Node& p : parts) {
-            const Node q = unparen(p);
+            const Node q = syntax::without_parens(p);
             if (int_literal(q)) {
                 ++ints;
             } else if (q.is("none")) {
@@ -181,13 +181,13 @@ Rank RowFlow::plain_rank(const Node& node) const {
         return Rank{std::max(v.n, counted) - ints + nones, false};
     }
     if (!e.is("call")) return {};
-    const Node fn = unparen(e.field("function"));
+    const Node fn = syntax::without_parens(e.field("function"));
     const auto args = e.field("arguments").named_children();
     if (fn.is("attribute")) {
         const std::string m = text(fn.field("attribute"));
         const Rank v = plain_rank(fn.field("object"));
-        const bool sizes = args.size() > 1 || (args.size() == 1 && (unparen(args[0]).is("tuple") ||
-                                                                      unparen(args[0]).is("list") ||
+        const bool sizes = args.size() > 1 || (args.size() == 1 && (syntax::without_parens(args[0]).is("tuple") ||
+                                                                      syntax::without_parens(args[0]).is("list") ||
                                                                       int_literal(args[0])));
         if ((m == "view" || m == "reshape" || m == "permute") && sizes) {
             return exact(static_cast<int>(sizes_of(args).size()));
@@ -219,7 +219,7 @@ bool RowFlow::strict_effects(const Node& body) {
     syntax::walk(body, [&](const Node& n) {
         if (!ok || n.is("function_definition") || n.is("class_definition")) return false;
         if (!n.is("call") || row_calls_.contains({n.begin(), n.end()})) return true;
-        const Node fn = unparen(n.field("function"));
+        const Node fn = syntax::without_parens(n.field("function"));
         const std::string ext = ctx_.project.external_name(file_, fn);
         const std::string_view leaf = last_part(ext.empty() ? std::string_view(fn.text()) : std::string_view(ext));
         bool pure = false;

@@ -32,10 +32,6 @@ namespace {
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 bool inside(const Node& node, const Node& outer) { return outer.begin() <= node.begin() && node.end() <= outer.end(); }
 
@@ -49,9 +45,9 @@ Node assignment_of(const Node& stmt) {
 // `torch.where(M)[0]`, `torch.nonzero(M, as_tuple=True)[0]`, `M.nonzero(as_tuple=True)[0]`:
 // the call and M.
 std::pair<Node, Node> index_call(const Context& ctx, const Node& rhs) {
-    const Node s = unparen(rhs);
+    const Node s = syntax::without_parens(rhs);
     if (!s.is("subscript") || s.field("subscript").text() != "0") return {};
-    const Node call = unparen(s.field("value"));
+    const Node call = syntax::without_parens(s.field("value"));
     if (!call.is("call")) return {};
     const Node fn = call.field("function");
     const auto args = call.field("arguments").named_children();
@@ -81,7 +77,7 @@ std::vector<Node> reads_of(const Node& fn, const std::string& name) {
 
 // `len(I)`, `I.shape[0]`, `I.size(0)`, `I.numel()`.
 bool size_of(const Node& node, const std::string& name) {
-    const Node e = unparen(node);
+    const Node e = syntax::without_parens(node);
     if (e.is("call")) {
         const Node fn = e.field("function");
         const auto args = e.field("arguments").named_children();
@@ -98,7 +94,7 @@ bool size_of(const Node& node, const std::string& name) {
 
 // `SIZE`, `SIZE > 0`, `SIZE != 0`, `SIZE >= 1`, `0 < SIZE`: true when non-empty.
 bool nonempty_test(const Node& test, const std::string& name) {
-    const Node t = unparen(test);
+    const Node t = syntax::without_parens(test);
     if (size_of(t, name)) return true;
     if (!t.is("comparison_operator")) return false;
     const auto parts = t.named_children();

@@ -17,10 +17,6 @@ namespace {
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 std::vector<Node> statements(const Node& block) {
     std::vector<Node> out;
@@ -83,33 +79,33 @@ std::vector<Node> parts_of(const Node& subscript) {
     for (const Node& i : subscript.named_children()) {
         if (!(i == subscript.field("value")) && !i.is("comment")) parts.push_back(i);
     }
-    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) parts = unparen(parts[0]).named_children();
+    if (parts.size() == 1 && syntax::without_parens(parts[0]).is("tuple")) parts = syntax::without_parens(parts[0]).named_children();
     return parts;
 }
 
 bool int_literal(const Node& node) {
-    const Node n = unparen(node);
+    const Node n = syntax::without_parens(node);
     return n.is("integer") || (n.is("unary_operator") && n.field("operator").text() == "-" &&
-                               unparen(n.field("argument")).is("integer"));
+                               syntax::without_parens(n.field("argument")).is("integer"));
 }
 
 // `Y[I, ...] = V`: checks it and records it; false with `why`.
 bool check_put(RowFlow& flow, const Node& a, RowSubset::Guard& g, std::string& why) {
     const Node left = a.field("left");
-    const Node y = unparen(left.field("value"));
+    const Node y = syntax::without_parens(left.field("value"));
     const auto parts = parts_of(left);
     const int line = static_cast<int>(a.position().line);
     if (!y.is("identifier") || flow.holds_rows(y)) {
         why = fmt::format("line {}: a write into `{}`, not a local that holds no rows", line, y.text());
         return false;
     }
-    if (parts.empty() || !unparen(parts[0]).is("identifier") || parts[0].text() != g.param) {
+    if (parts.empty() || !syntax::without_parens(parts[0]).is("identifier") || parts[0].text() != g.param) {
         why = fmt::format("line {}: a write whose first index is not `{}`", line, g.param);
         return false;
     }
     int ints = 0;
     for (std::size_t i = 1; i < parts.size(); ++i) {
-        const Node q = unparen(parts[i]);
+        const Node q = syntax::without_parens(parts[i]);
         if (flow.holds_rows(q) || !(q.is("slice") || q.is("ellipsis") || int_literal(q))) {
             why = fmt::format("line {}: a write with an index beside `{}` that is not a slice, an integer or `...`",
                               line, g.param);
@@ -212,7 +208,7 @@ bool check_guard(const Context& ctx, std::size_t file, RowSubset::Guard& g, std:
     std::set<std::uint32_t> seen;
     for (const Node& x : flow.gathers) {
         if (!seen.insert(x.begin()).second) continue;
-        const Node v = unparen(x.field("value"));
+        const Node v = syntax::without_parens(x.field("value"));
         if (!v.is("identifier") || bound.contains(text(v))) {
             why = fmt::format("line {}: rows gathered from `{}`, not a local set before the `if`",
                               x.position().line, v.text());

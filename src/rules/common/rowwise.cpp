@@ -48,10 +48,6 @@ const std::set<std::string_view> kRowwiseModules{
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-Node unparen(Node n) {
-    while (n.is("parenthesized_expression") && !n.named_children().empty()) n = n.named_children()[0];
-    return n;
-}
 
 // The last component of a dotted name.
 std::string_view last_part(std::string_view dotted) {
@@ -264,7 +260,7 @@ std::string owner_of(const Node& function) {
 
 Callable callable_of(const Context& ctx, std::size_t file, const Node& def, const std::string& owner,
                      const Node& expr, int depth) {
-    const Node e = unparen(expr);
+    const Node e = syntax::without_parens(expr);
     if (!e || depth > 8) return {};
     if (e.is("identifier")) {
         if (def && e.text() != "self") {
@@ -294,7 +290,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
                 return {};
             }
             const std::string cls_owner = owner;
-            const Node value = unparen(values[0].second);
+            const Node value = syntax::without_parens(values[0].second);
             const std::string made =
                 value.is("call") ? ctx.project.external_name(values[0].first, value.field("function")) : std::string();
             const std::string_view leaf = last_part(made);
@@ -326,7 +322,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         return {};
     }
     if (e.is("subscript")) {
-        const Node value = unparen(e.field("value"));
+        const Node value = syntax::without_parens(e.field("value"));
         if (value.text() == "ACT2FN") return {Callable::Activation, file, {}, {}, {}, {}};
         // An element of a ModuleList / ModuleDict / list of modules.
         Callable list = callable_of(ctx, file, def, owner, value, depth + 1);
@@ -334,7 +330,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         return {};
     }
     if (e.is("call")) {
-        const Node fn = unparen(e.field("function"));
+        const Node fn = syntax::without_parens(e.field("function"));
         const auto args = e.field("arguments").named_children();
         if (fn.text() == "get_activation" || fn.text().ends_with("ACT2FN.get")) return {Callable::Activation, file, {}, {}, {}, {}};
         // `getattr(CONTAINER, key)`: an element of the container.
@@ -352,12 +348,12 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         const std::string ext = ctx.project.external_name(file, fn);
         const std::string_view leaf = last_part(ext);
         if ((leaf == "ModuleList" || leaf == "ModuleDict" || leaf == "list") && args.size() == 1) {
-            Node items = unparen(args[0]);
+            Node items = syntax::without_parens(args[0]);
             if (items.is("list_comprehension") || items.is("generator_expression")) {
                 items = items.field("body");
             } else if (items.is("list") && !items.named_children().empty()) {
                 items = items.named_children()[0];  // checked alike below
-                for (const Node& other : unparen(args[0]).named_children()) {
+                for (const Node& other : syntax::without_parens(args[0]).named_children()) {
                     if (!other.is("call") || other.field("function").text() != items.field("function").text()) return {};
                 }
             } else {
@@ -425,7 +421,7 @@ const std::set<std::string_view> kMutating{"append", "extend", "insert", "pop", 
                                            "register_parameter", "add_module", "apply"};
 
 std::optional<bool> RowFlow::expr(const Node& expr_node) {
-    const Node e = unparen(expr_node);
+    const Node e = syntax::without_parens(expr_node);
     if (!e) return false;
     if (!holds_rows(e)) {
         // It holds no rows, but the static form may run it for experts or rows the loop
@@ -490,7 +486,7 @@ std::optional<bool> RowFlow::subscript(const Node& e) {
     for (const Node& i : e.named_children()) {
         if (!(i == value) && !i.is("comment")) parts.push_back(i);
     }
-    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) parts = unparen(parts[0]).named_children();
+    if (parts.size() == 1 && syntax::without_parens(parts[0]).is("tuple")) parts = syntax::without_parens(parts[0]).named_children();
     const auto v = expr(value);
     if (!v) return std::nullopt;
     if (*v) {  // rows sliced: the first index keeps every row
@@ -511,7 +507,7 @@ std::optional<bool> RowFlow::subscript(const Node& e) {
     bool gathered = false;
     bool before_rows = true;
     for (const Node& p : parts) {
-        const Node q = unparen(p);
+        const Node q = syntax::without_parens(p);
         if (q.is("identifier") && index.contains(text(q))) {
             gathered = true;
             before_rows = false;
@@ -556,7 +552,7 @@ bool RowFlow::pure(const Node& e) {
     syntax::walk(e, [&](const Node& n) {
         if (!ok || n.is("lambda")) return false;
         if (!n.is("call")) return true;
-        const Node fn = unparen(n.field("function"));
+        const Node fn = syntax::without_parens(n.field("function"));
         const std::string_view name = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
         if (kRandom.contains(name) || (name.ends_with("_") && !name.ends_with("__"))) {
             ok = fail(n, fmt::format("`{}` draws random numbers or changes a tensor in place", fn.text()));
@@ -597,7 +593,7 @@ int RowFlow::mask_position(const Node& e) const {
     for (const Node& i : e.named_children()) {
         if (!(i == e.field("value")) && !i.is("comment")) parts.push_back(i);
     }
-    if (parts.size() == 1 && unparen(parts[0]).is("tuple")) return -1;  // `x[(a, b)]`: not handled
+    if (parts.size() == 1 && syntax::without_parens(parts[0]).is("tuple")) return -1;  // `x[(a, b)]`: not handled
     int pos = -1;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         const Node q = parts[i];
@@ -615,7 +611,7 @@ int RowFlow::mask_position(const Node& e) const {
 }
 
 std::optional<bool> RowFlow::call(const Node& e) {
-    const Node fn = unparen(e.field("function"));
+    const Node fn = syntax::without_parens(e.field("function"));
     const auto args = e.field("arguments").named_children();
     std::vector<bool> row_args;
     for (const Node& a : args) {
@@ -643,7 +639,7 @@ std::optional<bool> RowFlow::call(const Node& e) {
             if ((m == "matmul" || m == "mm") && !any_row_arg) return true;
             // `X[None, I].reshape(-1, D)`: the rows of a 2-D X back in one dimension (Mixtral's idiom).
             // Anywhere else a reshape can merge or split rows.
-            const Node obj = unparen(fn.field("object"));
+            const Node obj = syntax::without_parens(fn.field("object"));
             if ((m == "reshape" || m == "view") && args.size() == 2 && args[0].text() == "-1" && !any_row_arg &&
                 obj.is("subscript") && obj.named_children().size() == 3 && obj.named_children()[1].is("none")) {
                 return true;
