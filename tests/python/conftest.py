@@ -82,3 +82,24 @@ def fix_copy(original, tmp_path):
     fixed = Path(tmp_path) / f"{Path(original).stem}_fixed.py"
     subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
     return fixed
+
+
+def load_runtime_block(stem, module, env_var, mode):
+    """Execute src/runtime/<stem>.py with env_var=mode (restored afterwards) and a fresh cached
+    module `module`; returns the names the block defines (its `_graphmend_*` helpers)."""
+    import os
+
+    path = REPO / "src" / "runtime" / f"{stem}.py"
+    sys.modules.pop(module, None)
+    old = os.environ.get(env_var)
+    os.environ[env_var] = mode
+    try:
+        scope = {}
+        exec(compile(path.read_text(), str(path), "exec"), scope)
+    finally:
+        sys.modules.pop(module, None)
+        if old is None:
+            os.environ.pop(env_var)
+        else:
+            os.environ[env_var] = old
+    return scope

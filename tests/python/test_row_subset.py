@@ -4,31 +4,16 @@ picked rows; an unpicked row's inf or NaN cannot leak; eagerly, with autograd, w
 training mode, with a tensor whose rows are not the mask's, or with a mask of several elements
 per row, the index is torch.where's and every helper does what the code did as written.
 """
-import os
-import sys
 
 import pytest
 import torch
 
-from conftest import REPO
+from conftest import load_runtime_block
 
-RUNTIME = REPO / "src" / "runtime" / "row_subset.py"
 
 
 def runtime(mode="auto"):
-    sys.modules.pop("_graphmend_row_subset_v1", None)
-    old = os.environ.get("GRAPHMEND_ROW_SUBSET")
-    os.environ["GRAPHMEND_ROW_SUBSET"] = mode
-    try:
-        scope = {}
-        exec(compile(RUNTIME.read_text(), str(RUNTIME), "exec"), scope)
-    finally:
-        sys.modules.pop("_graphmend_row_subset_v1", None)
-        if old is None:
-            os.environ.pop("GRAPHMEND_ROW_SUBSET")
-        else:
-            os.environ["GRAPHMEND_ROW_SUBSET"] = old
-    return scope
+    return load_runtime_block("row_subset", "_graphmend_row_subset_v1", "GRAPHMEND_ROW_SUBSET", mode)
 
 
 def original(x, y, idx, f):

@@ -7,28 +7,12 @@ import textwrap
 import pytest
 import torch
 
-from conftest import REPO, fix_copy, load_module, require_graphmend
+from conftest import fix_copy, load_module, load_runtime_block, require_graphmend
 
-RUNTIME = REPO / "src" / "runtime" / "static_dispatch.py"
 
 
 def runtime(mode="static"):
-    import os
-    import sys
-
-    sys.modules.pop("_graphmend_static_dispatch_v1", None)
-    old = os.environ.get("GRAPHMEND_DISPATCH")
-    os.environ["GRAPHMEND_DISPATCH"] = mode
-    try:
-        scope = {}
-        exec(compile(RUNTIME.read_text(), str(RUNTIME), "exec"), scope)
-    finally:
-        sys.modules.pop("_graphmend_static_dispatch_v1", None)
-        if old is None:
-            os.environ.pop("GRAPHMEND_DISPATCH")
-        else:
-            os.environ["GRAPHMEND_DISPATCH"] = old
-    return scope
+    return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v1", "GRAPHMEND_DISPATCH", mode)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 7), (4, 0)])
