@@ -5,6 +5,7 @@ namespace graphmend::rules {
 
 std::unique_ptr<Rule> make_deferred_side_effect_rule();
 std::unique_ptr<Rule> make_predicated_control_flow_rule();
+std::unique_ptr<Rule> make_compile_skipped_default_rule();
 std::unique_ptr<Rule> make_predicated_validation_rule();
 std::unique_ptr<Rule> make_static_expert_dispatch_rule();
 std::unique_ptr<Rule> make_data_dependent_shape_rule();
@@ -15,6 +16,7 @@ const std::vector<std::unique_ptr<Rule>>& registry() {
         std::vector<std::unique_ptr<Rule>> r;
         r.push_back(make_deferred_side_effect_rule());
         r.push_back(make_predicated_control_flow_rule());
+        r.push_back(make_compile_skipped_default_rule());
         r.push_back(make_predicated_validation_rule());
         r.push_back(make_data_dependent_shape_rule());
         r.push_back(make_static_expert_dispatch_rule());
