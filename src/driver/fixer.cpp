@@ -151,6 +151,32 @@ const Suppressed* touches(const rules::Fix& fix, const std::vector<Suppressed>& 
     return nullptr;
 }
 
+// GM202 makes Dynamo trace a frame it abandoned (GB0088) and ran eagerly; the callees it
+// inlines then run under the trace. A data-dependent-shape site (GM4xx/GM5xx) of the file
+// that stays as written would break inside that frame, adding breaks where the abandoned
+// frame had none (Switch Transformers at transformers 5.24: 16 -> 17 breaks, measured with
+// torch 2.15). Which frames inline the site is not known here, so any such site of the file
+// refuses the GM202 fixes (a site left as written: refused, or unsafe without --unsafe-fixes).
+void refuse_defaults_before_dynamic_shapes(FileOutcome& out, bool unsafe_fixes) {
+    const rules::Site* left = nullptr;
+    for (const auto& site : out.sites) {
+        const bool dynamic_shape = site.code.starts_with("GM4") || site.code.starts_with("GM5");
+        const bool kept = !site.fix || (site.fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
+        if (dynamic_shape && kept) {
+            left = &site;
+            break;
+        }
+    }
+    if (left == nullptr) return;
+    for (auto& site : out.sites) {
+        if (site.code != "GM202" || !site.fix) continue;
+        site.reason = fmt::format("the file's {} site at line {} stays as written; traced under this frame it "
+                                  "would break there, adding breaks to a frame that now runs eagerly",
+                                  left->code, left->where.line);
+        site.fix.reset();
+    }
+}
+
 // Runs the rules over one file of the project and applies its fixes to `out`. Reads only
 // the (immutable) project and this file's tree: files are fixed in parallel.
 void fix_one(const analysis::Project& project, const analysis::Values& values, std::size_t f,
@@ -166,6 +192,8 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     const bool unsafe_fixes =
         settings != nullptr && settings->unsafe_fixes ? *settings->unsafe_fixes : options.unsafe_fixes;
     out.origin.assign(out.sites.size(), SiteOrigin::FirstPass);
+
+    refuse_defaults_before_dynamic_shapes(out, unsafe_fixes);
 
     std::vector<edits::Edit> accepted;
     std::vector<std::string> runtime;

@@ -103,3 +103,52 @@ def test_a_wrapper_dynamo_traces_makes_the_original_raise_under_compile(measured
     True even in the eager run after Dynamo abandons the frame), and the fixed file keeps that."""
     row = measured["OwnWrapper"]
     assert row["raised_before"] and "'NoneType' object is not subscriptable" in row["raised_before"], row
+
+
+DYNAMIC_BELOW = REPO / "tests" / "fixtures" / "compile-skipped-default" / "dynamic_below.py"
+
+BREAKS = textwrap.dedent('''
+    import importlib.util, json, sys
+    import torch
+    from torch._dynamo.utils import counters
+
+    def load(path, name):
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    def breaks(mod):
+        torch._dynamo.reset()
+        counters.clear()
+        torch.manual_seed(0)
+        model = mod.Stack()
+        x = torch.randn(2, 4, 8)
+        eager = model(x)
+        compiled = torch.compile(model, backend="eager")(x)
+        return sum(counters["graph_break"].values()), torch.equal(eager, compiled)
+
+    print(json.dumps({"original": breaks(load(sys.argv[1], "original")),
+                      "default_made": breaks(load(sys.argv[2], "default_made"))}))
+''')
+
+
+@pytest.mark.slow
+def test_a_default_above_a_refused_dynamic_shape_is_refused(tmp_path):
+    """Why GM202 is refused where the file keeps a data-dependent shape as written: made
+    under compile too, the default lets Dynamo trace the frame, which then breaks at the
+    gather it inlines (2 breaks, against 1 when the frame is abandoned and the gather's
+    module is compiled on its own). graphmend leaves the file byte-identical."""
+    require_graphmend()
+    import json
+    out = tmp_path / "fixed.py"
+    proc = subprocess.run([str(BINARY), "fix", str(DYNAMIC_BELOW), "-o", str(out)], capture_output=True, text=True)
+    assert "GM202 [refused]" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert not out.exists() or out.read_bytes() == DYNAMIC_BELOW.read_bytes()
+    made = tmp_path / "default_made.py"
+    made.write_text(DYNAMIC_BELOW.read_text().replace(
+        "if attention_mask is None and not is_compiling():", "if attention_mask is None:"))
+    probe = subprocess.run([sys.executable, "-c", BREAKS, str(DYNAMIC_BELOW), str(made)],
+                           capture_output=True, text=True, check=True)
+    rows = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert rows["original"] == [1, True] and rows["default_made"] == [2, True], rows
