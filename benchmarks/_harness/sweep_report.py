@@ -143,6 +143,11 @@ def env_section(label, data, name):
             + f", with the graphmend binary `{gm.get('source', '?')}` (sha256 `{(gm.get('sha256') or '?')[:12]}`, "
             f"built {gm.get('modified', '?')}) while this checkout was at `{(gm.get('repo_commit') or '?')[:10]}`"
             + ("" if data.get("command") else f"; remake it with `{COMMANDS[name]}`") + ".", ""]
+    for again in data.get("remeasured", []):  # rows run again with `--rows` and a newer binary
+        rg = again.get("graphmend") or {}
+        out += [f"Rows {', '.join(f'`{r}`' for r in again['rows'])} were measured again on {again.get('started', '?')} "
+                f"with `sweep.py --rows` and the binary sha256 `{(rg.get('sha256') or '?')[:12]}` (checkout at "
+                f"`{(rg.get('repo_commit') or '?')[:10]}`); their rows and the totals above are those figures.", ""]
     return out
 
 
