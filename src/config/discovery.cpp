@@ -11,6 +11,19 @@ namespace graphmend::config {
 
 namespace {
 
+// Why a path that is not a folder is not read: only regular files are.
+std::string not_regular(const fs::file_status& status) {
+    const char* kind = "not a regular file";
+    switch (status.type()) {
+        case fs::file_type::fifo: kind = "a FIFO (named pipe), not a regular file"; break;
+        case fs::file_type::socket: kind = "a socket, not a regular file"; break;
+        case fs::file_type::block:
+        case fs::file_type::character: kind = "a device, not a regular file"; break;
+        default: break;
+    }
+    return fmt::format("{}; skipped", kind);
+}
+
 class Walk {
 public:
     Walk(Resolver& resolver, Discovered& out) : resolver_(resolver), out_(out) {}
@@ -66,6 +79,7 @@ private:
                 continue;
             }
             const bool is_dir = fs::is_directory(st);
+            if (!is_dir && python && !fs::is_regular_file(st)) warn(entry, not_regular(st));
             if (!is_dir && !(python && fs::is_regular_file(st))) continue;
             if (!is_dir && name == "_graphmend_runtime.py") continue;  // graphmend's runtime module, never an input
             if (settings.excluded(entry_abs)) continue;
@@ -109,6 +123,12 @@ Discovered discover(const std::vector<std::string>& paths, Resolver& resolver) {
             continue;
         }
         if (!fs::is_directory(status)) {
+            if (!fs::is_regular_file(status)) {
+                // Reading a FIFO blocks until a writer comes, a device may never end: only
+                // regular files are read.
+                out.warnings.push_back(fmt::format("{}: {}", p, not_regular(status)));
+                continue;
+            }
             out.files.push_back(p);  // a file given is taken whatever its name
             continue;
         }

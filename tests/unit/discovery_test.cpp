@@ -154,6 +154,23 @@ TEST(Discovery, AFolderWithoutPythonFilesIsAWarningAndAMissingPathAnError) {
     EXPECT_NE(d.errors[0].find("missing: no such file or folder"), std::string::npos);
 }
 
+TEST(Discovery, AFifoIsNeverReadGivenOrInAFolder) {
+    // Opening a FIFO for reading blocks until a writer comes: a batch given one hung.
+    TempTree t;
+    t.write("p/a.py", "x = 1\n");
+    ASSERT_EQ(::mkfifo((t.root / "p/pipe.py").c_str(), 0600), 0);
+    Discovered d;
+    EXPECT_EQ(found(t, {"p", "p/pipe.py"}, {}, &d), (Files{"p/a.py"}));
+    EXPECT_EQ(std::count_if(d.warnings.begin(), d.warnings.end(),
+                            [](const std::string& w) {
+                                return w.find("pipe.py: a FIFO (named pipe), not a regular file; skipped") !=
+                                       std::string::npos;
+                            }),
+              2)
+        << ::testing::PrintToString(d.warnings);
+    EXPECT_TRUE(d.errors.empty());
+}
+
 TEST(Discovery, AnUnreadableFolderIsWarnedAbout) {
     if (::geteuid() == 0) GTEST_SKIP() << "root reads every folder";
     TempTree t;
