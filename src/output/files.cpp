@@ -4,6 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <mutex>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,19 +38,92 @@ std::string read_file(const std::string& path) {
 
 namespace {
 
+// The temporaries being written, so that SIGINT or SIGTERM removes them before the process
+// ends (an interrupt during the write phase left `.NAME.py.graphmend-XXXXXX` behind). The
+// handler reads the table with atomic loads and calls only unlink, signal and raise, which
+// are async-signal-safe. A table that is full leaves the extra temporaries untracked: the
+// next run removes them (remove_stale_temporaries).
+constexpr std::size_t kTrackedTemporaries = 1024;
+std::array<std::atomic<char*>, kTrackedTemporaries> live_temporaries{};
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+    for (auto& slot : live_temporaries) {
+        if (char* path = slot.load()) ::unlink(path);
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+// Installs the handler for SIGINT and SIGTERM once, where the signal still has its default
+// action (a signal the caller ignores, as under nohup, stays ignored).
+void install_interrupt_cleanup() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int sig : {SIGINT, SIGTERM}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+            struct sigaction act {};
+            act.sa_handler = remove_temporaries_and_reraise;
+            sigemptyset(&act.sa_mask);
+            ::sigaction(sig, &act, nullptr);
+        }
+    });
+}
+
+void track(const std::string& tmp) {
+    install_interrupt_cleanup();
+    char* copy = ::strdup(tmp.c_str());
+    for (auto& slot : live_temporaries) {
+        char* empty = nullptr;
+        if (slot.compare_exchange_strong(empty, copy)) return;
+    }
+    std::free(copy);
+}
+
+// Called once the temporary is renamed, removed, or kept on purpose.
+void untrack(const std::string& tmp) {
+    for (auto& slot : live_temporaries) {
+        char* path = slot.load();
+        if (path != nullptr && tmp == path && slot.compare_exchange_strong(path, nullptr)) {
+            std::free(path);
+            return;
+        }
+    }
+}
+
+// Removes temporaries of this target that an earlier run left (killed by SIGKILL, or a
+// power cut): `.NAME.graphmend-XXXXXX`, regular files last written over a minute ago, so a
+// concurrent run's temporary, which lives for milliseconds, is never touched.
+void remove_stale_temporaries(const fs::path& dir, const fs::path& target) {
+    const std::string prefix = fmt::format(".{}.graphmend-", target.filename().string());
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+        std::error_code e2;
+        if (!it->is_regular_file(e2) || e2) continue;
+        const auto written = it->last_write_time(e2);
+        if (!e2 && now - written > std::chrono::minutes(1)) fs::remove(it->path(), e2);
+    }
+}
+
 // Writes `text` to a new temporary file next to `path` (same folder, so rename is atomic),
 // with the mode and, where the process may, the owner of `like` (when it exists). Returns the
 // temporary's path; throws with the temporary removed.
 std::string write_temporary(const std::string& path, const std::string& text, const struct stat* like) {
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    remove_stale_temporaries(dir, target);
     std::string tmpl = (dir / fmt::format(".{}.graphmend-XXXXXX", target.filename().string())).string();
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot create a temporary file: {}", path, std::strerror(errno)));
+    track(tmpl);
     auto fail = [&](const char* what) {
         const std::string msg = fmt::format("{}: {}: {}", path, what, std::strerror(errno));
         ::close(fd);
         ::unlink(tmpl.c_str());
+        untrack(tmpl);
         throw std::runtime_error(msg);
     };
     std::size_t written = 0;
@@ -63,6 +142,7 @@ std::string write_temporary(const std::string& path, const std::string& text, co
     if (::fsync(fd) != 0) fail("cannot flush");
     if (::close(fd) != 0) {
         ::unlink(tmpl.c_str());
+        untrack(tmpl);
         throw std::runtime_error(fmt::format("{}: cannot close: {}", path, std::strerror(errno)));
     }
     return tmpl;
@@ -83,10 +163,12 @@ void write_in_place(const std::string& path, const std::string& text, const stru
     ok = ok && ::fsync(fd) == 0;
     if (fd >= 0) ok = ::close(fd) == 0 && ok;
     if (!ok) {
+        untrack(tmp);  // kept: the error names it
         throw std::runtime_error(fmt::format("{}: cannot rewrite in place: {}; the new text is in {}", path,
                                              std::strerror(errno), tmp));
     }
     ::unlink(tmp.c_str());
+    untrack(tmp);
 }
 
 }  // namespace
@@ -127,8 +209,10 @@ void write_atomically(const std::string& path, const std::string& text, LinkPoli
     if (::rename(tmp.c_str(), target.c_str()) != 0) {
         const std::string msg = fmt::format("{}: cannot replace: {}", path, std::strerror(errno));
         ::unlink(tmp.c_str());
+        untrack(tmp);
         throw std::runtime_error(msg);
     }
+    untrack(tmp);
 }
 
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths) {

@@ -135,3 +135,64 @@ def test_quiet_check_still_prints_what_fails_it(tmp_path):
     proc = subprocess.run([str(BINARY), "check", "-q", "m.py"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr.startswith("m.py:4:9: GM101") and "site found" not in proc.stderr
+
+
+def temporaries(folder):
+    return sorted(p for p in os.listdir(folder) if ".graphmend-" in p)
+
+
+def test_a_stale_temporary_of_the_target_is_removed_and_a_fresh_one_kept(tmp_path):
+    """A run killed while writing (SIGKILL, a power cut) leaves `.NAME.graphmend-XXXXXX`; the
+    next run that writes NAME removes those over a minute old, never a concurrent run's."""
+    (tmp_path / "m.py").write_text(MODEL)
+    stale, fresh, other = (tmp_path / ".m.py.graphmend-Ab12Cd", tmp_path / ".m.py.graphmend-Ef34Gh",
+                           tmp_path / ".n.py.graphmend-Ij56Kl")
+    for p in (stale, fresh, other):
+        p.write_text("partial")
+    os.utime(stale, (1, 1))
+    os.utime(other, (1, 1))
+    proc = fix("m.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "m.py").read_text() != MODEL
+    assert temporaries(tmp_path) == [fresh.name, other.name]
+
+
+SLOW_FSYNC = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <unistd.h>
+/* fsync that first waits 10 s: the temporary is on disk, not yet renamed. */
+int fsync(int fd) {
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    sleep(10);
+    return real(fd);
+}
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_during_the_write_phase_leaves_no_temporary(tmp_path, sig):
+    """SIGINT or SIGTERM while a temporary is written (held there by an fsync made slow with
+    LD_PRELOAD): the temporary is removed before the process ends, and the file keeps its text."""
+    import shutil
+    import signal
+    import time
+    require_graphmend()
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler for the LD_PRELOAD shim")
+    (tmp_path / "slow_fsync.c").write_text(SLOW_FSYNC)
+    shim = tmp_path / "slow_fsync.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "slow_fsync.c"), "-ldl"], check=True)
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "m.py").write_text(MODEL)
+    proc = subprocess.Popen([str(BINARY), "fix", "-q", "m.py"], cwd=folder, env={**os.environ, "LD_PRELOAD": str(shim)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not temporaries(folder) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    assert temporaries(folder), "the temporary never appeared"
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=60) == -getattr(signal, sig)
+    assert temporaries(folder) == []
+    assert (folder / "m.py").read_text() == MODEL
