@@ -384,7 +384,25 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
     std::vector<Suppressions> noqa;
     std::vector<analysis::ModulePlace> places;
     for (const InputFile& in : inputs) places.push_back(analysis::place_module(in.path));
+    // A file whose lines end in a lone CR (classic Mac; CPython reads it) has no LF at all, and
+    // tree-sitter's grammar reads its first `#` comment to the end of the file. Such a file is
+    // analysed and fixed as LF text (CR and LF are one byte each, so offsets are the same) and
+    // its LFs are turned back into CRs: every byte outside a rewritten span is as it was.
+    std::vector<std::optional<std::string>> cr_only(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        std::string& text = inputs[i].text;
+        if (text.find('\r') == std::string::npos || text.find('\n') != std::string::npos) continue;
+        cr_only[i] = text;
+        std::replace(text.begin(), text.end(), '\r', '\n');
+    }
     std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr, noqa);
+    const auto restore_cr = [&] {
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            if (!cr_only[i]) continue;
+            std::replace(outcomes[i].fixed.begin(), outcomes[i].fixed.end(), '\n', '\r');
+            outcomes[i].original = std::move(*cr_only[i]);
+        }
+    };
     // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
     // is run again over its rewritten text (a site refused because of another site inside
     // it, a nested `if`, can be fixed once that one is), until no pass fixes more.
@@ -430,6 +448,7 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         }
         if (!progress) break;
     }
+    restore_cr();
     return outcomes;
 }
 

@@ -197,3 +197,18 @@ def test_an_interrupt_during_the_write_phase_leaves_no_temporary(tmp_path, sig):
     assert proc.wait(timeout=60) == -getattr(signal, sig)
     assert temporaries(folder) == []
     assert (folder / "m.py").read_text() == MODEL
+
+
+def test_a_file_with_lone_cr_line_endings_is_fixed_like_its_lf_copy_and_keeps_cr(tmp_path):
+    """Lone CR line endings (CPython reads them): the grammar alone reads the first comment to
+    the end of the file and found no site. Fixed, the file is its LF copy's fix with CRs."""
+    text = "# a model\n" + MODEL
+    (tmp_path / "lf.py").write_text(text)
+    (tmp_path / "cr.py").write_bytes(text.replace("\n", "\r").encode())
+    for name in ("lf.py", "cr.py"):
+        proc = fix(name, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    lf, cr = (tmp_path / "lf.py").read_bytes(), (tmp_path / "cr.py").read_bytes()
+    assert lf != text.encode() and b"\n" not in cr
+    assert cr == lf.replace(b"\n", b"\r")
+    compile(cr, "cr.py", "exec")
