@@ -13,17 +13,20 @@ from conftest import BINARY, REPO, require_graphmend
 
 FIXTURE = REPO / "tests" / "fixtures" / "compile-skipped-default" / "stacks.py"
 
-PROBE = textwrap.dedent('''
+# The head of both probes: imports, and a module loaded from a path under a name.
+LOAD = textwrap.dedent('''
     import importlib.util, json, sys
     import torch
+    from torch._dynamo.utils import counters
 
     def load(path, name):
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
+''')
 
-    from torch._dynamo.utils import counters
+PROBE = LOAD + textwrap.dedent('''
 
     def abandoned():
         return sum(n for k, n in counters["unimplemented"].items() if k.startswith("Observed exception"))
@@ -107,16 +110,7 @@ def test_a_wrapper_dynamo_traces_makes_the_original_raise_under_compile(measured
 
 DYNAMIC_BELOW = REPO / "tests" / "fixtures" / "compile-skipped-default" / "dynamic_below.py"
 
-BREAKS = textwrap.dedent('''
-    import importlib.util, json, sys
-    import torch
-    from torch._dynamo.utils import counters
-
-    def load(path, name):
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+BREAKS = LOAD + textwrap.dedent('''
 
     def breaks(mod):
         torch._dynamo.reset()
