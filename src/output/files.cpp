@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -91,16 +92,24 @@ void untrack(const std::string& tmp) {
     }
 }
 
-// Removes temporaries of this target that an earlier run left (killed by SIGKILL, or a
-// power cut): `.NAME.graphmend-XXXXXX`, regular files last written over a minute ago, so a
-// concurrent run's temporary, which lives for milliseconds, is never touched.
-void remove_stale_temporaries(const fs::path& dir, const fs::path& target) {
-    const std::string prefix = fmt::format(".{}.graphmend-", target.filename().string());
+// Removes the temporaries that an earlier run left in `dir` (killed by SIGKILL, or a power
+// cut): `.NAME.graphmend-XXXXXX`, regular files last written over a minute ago, so a
+// concurrent run's temporary, which lives for milliseconds, is never touched. Once per folder
+// and process: a folder of many files written is listed once, not once per file.
+void remove_stale_temporaries(const fs::path& dir) {
+    static std::mutex mutex;
+    static std::set<std::string> cleaned;
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!cleaned.insert(dir.string()).second) return;
+    }
+    constexpr std::string_view kMark = ".graphmend-";
     std::error_code ec;
     const auto now = fs::file_time_type::clock::now();
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+        const auto mark = name.rfind(kMark);
+        if (!name.starts_with('.') || mark == std::string::npos || mark + kMark.size() + 6 != name.size()) continue;
         std::error_code e2;
         if (!it->is_regular_file(e2) || e2) continue;
         const auto written = it->last_write_time(e2);
@@ -114,7 +123,7 @@ void remove_stale_temporaries(const fs::path& dir, const fs::path& target) {
 std::string write_temporary(const std::string& path, const std::string& text, const struct stat* like) {
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    remove_stale_temporaries(dir, target);
+    remove_stale_temporaries(dir);
     std::string tmpl = (dir / fmt::format(".{}.graphmend-XXXXXX", target.filename().string())).string();
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot create a temporary file: {}", path, std::strerror(errno)));

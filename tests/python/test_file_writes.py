@@ -143,18 +143,20 @@ def temporaries(folder):
 
 def test_a_stale_temporary_of_the_target_is_removed_and_a_fresh_one_kept(tmp_path):
     """A run killed while writing (SIGKILL, a power cut) leaves `.NAME.graphmend-XXXXXX`; the
-    next run that writes NAME removes those over a minute old, never a concurrent run's."""
+    next run that writes a file of that folder removes those over a minute old, never a
+    concurrent run's, nor a file of another name pattern."""
     (tmp_path / "m.py").write_text(MODEL)
     stale, fresh, other = (tmp_path / ".m.py.graphmend-Ab12Cd", tmp_path / ".m.py.graphmend-Ef34Gh",
                            tmp_path / ".n.py.graphmend-Ij56Kl")
-    for p in (stale, fresh, other):
+    not_ours = tmp_path / ".n.py.graphmend-Ij56Kl.bak"
+    for p in (stale, fresh, other, not_ours):
         p.write_text("partial")
-    os.utime(stale, (1, 1))
-    os.utime(other, (1, 1))
+    for p in (stale, other, not_ours):
+        os.utime(p, (1, 1))
     proc = fix("m.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "m.py").read_text() != MODEL
-    assert temporaries(tmp_path) == [fresh.name, other.name]
+    assert temporaries(tmp_path) == [fresh.name, not_ours.name]
 
 
 SLOW_FSYNC = r"""
