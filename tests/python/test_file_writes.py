@@ -195,6 +195,7 @@ def test_an_interrupt_during_the_write_phase_leaves_no_temporary(tmp_path, sig):
     while not temporaries(folder) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.01)
     assert temporaries(folder), "the temporary never appeared"
+    time.sleep(0.2)  # past mkstemp and into the held fsync
     proc.send_signal(getattr(signal, sig))
     assert proc.wait(timeout=60) == -getattr(signal, sig)
     assert temporaries(folder) == []
