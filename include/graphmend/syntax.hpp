@@ -85,11 +85,32 @@ struct SyntaxError {
     std::string message;
 };
 
+/// A copy of a source text, of the same length byte for byte, that the grammar
+/// (tree-sitter-python 0.23.6) reads the way CPython reads the original. Two gaps of the
+/// grammar are normalised:
+/// - a starred bracketed operand in an unparenthesised expression list (`x = a, *[1]`,
+///   `return *[None] * 3, *g`, `for q in a, *(b,):`) is a syntax error for the grammar: the
+///   `*` becomes a space, so the operand reads as a plain element (`starred` holds the `*`s'
+///   byte offsets: the tree there lacks the list_splat node);
+/// - a line inside brackets that ends in `.` or an operator, followed by a line indented below
+///   the enclosing block (`(bar.\nbaz)`), is read as a dedent: that line's newline (and a CR
+///   before it) becomes a space, which inside brackets changes nothing (`joined` counts them).
+///   A line holding `#` is left alone, so a join never hides code in a comment.
+/// Strings and comments are skipped by a light tokenizer. Used only after a parse failed, and
+/// kept only when its parse is clean; positions stay those of the original text.
+struct Normalized {
+    std::string text;
+    std::vector<std::uint32_t> starred;
+    std::size_t joined = 0;
+};
+Normalized normalize_grammar_gaps(std::string_view text);
+
 /// A parsed file: owns the text and the tree-sitter tree.
 class Tree {
 public:
     /// Parses `text` with the tree-sitter Python grammar. Never throws on bad input;
-    /// check error() before using the tree for rewriting.
+    /// check error() before using the tree for rewriting. When the text does not parse but its
+    /// normalize_grammar_gaps copy does, the tree is that copy's, over the original text.
     static Tree parse(std::string text);
 
     Tree(Tree&& other) noexcept;
@@ -102,11 +123,15 @@ public:
     [[nodiscard]] const SourceText& source() const { return *source_; }
     /// The first ERROR or MISSING node, if the tree holds any.
     [[nodiscard]] std::optional<SyntaxError> error() const;
+    /// Byte offsets of the `*`s the parse read as spaces (see Normalized::starred): an edit
+    /// over one would be built from a tree without its list_splat.
+    [[nodiscard]] const std::vector<std::uint32_t>& starred_gaps() const { return starred_; }
 
 private:
     Tree() = default;
     std::unique_ptr<SourceText> source_;
     TSTree* tree_ = nullptr;
+    std::vector<std::uint32_t> starred_;
 };
 
 /// Calls `visit` on `node` and every descendant in source order; `visit` returns false

@@ -151,6 +151,17 @@ const Suppressed* touches(const rules::Fix& fix, const std::vector<Suppressed>& 
     return nullptr;
 }
 
+// The first `*` that the parse read as a space (syntax::normalize_grammar_gaps) inside one of
+// `fix`'s edits: the rule built that edit from a tree without the `*`'s list_splat.
+std::optional<std::uint32_t> over_starred_gap(const rules::Fix& fix, const std::vector<std::uint32_t>& starred) {
+    for (const std::uint32_t at : starred) {
+        for (const edits::Edit& e : fix.edits) {
+            if (e.begin <= at && at < e.end) return at;
+        }
+    }
+    return std::nullopt;
+}
+
 // GM202 makes Dynamo trace a frame it abandoned (GB0088) and ran eagerly; the callees it
 // inlines then run under the trace. A data-dependent-shape site (GM4xx/GM5xx) of the file
 // that stays as written would break inside that frame, adding breaks where the abandoned
@@ -205,6 +216,13 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
             site.reason = fmt::format("its rewrite would change the {} site at line {}, which a noqa comment "
                                       "suppresses",
                                       hidden->code, hidden->line);
+            site.fix.reset();
+            continue;
+        }
+        if (const auto gap = over_starred_gap(*site.fix, file.tree.starred_gaps())) {
+            site.reason = fmt::format("its rewrite would cover the starred operand at line {}, which the grammar "
+                                      "(tree-sitter-python 0.23.6) reads only without its `*`",
+                                      file.tree.source().position(*gap).line);
             site.fix.reset();
             continue;
         }

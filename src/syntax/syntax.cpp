@@ -77,18 +77,35 @@ Tree Tree::parse(std::string text) {
     ts_parser_set_language(parser, tree_sitter_python());
     const auto& t = tree.source_->text();
     tree.tree_ = ts_parser_parse_string(parser, nullptr, t.data(), static_cast<std::uint32_t>(t.size()));
+    if (ts_node_has_error(ts_tree_root_node(tree.tree_))) {
+        Normalized n = normalize_grammar_gaps(t);
+        if (!n.starred.empty() || n.joined > 0) {
+            TSTree* again =
+                ts_parser_parse_string(parser, nullptr, n.text.data(), static_cast<std::uint32_t>(n.text.size()));
+            if (ts_node_has_error(ts_tree_root_node(again))) {
+                ts_tree_delete(again);
+            } else {
+                ts_tree_delete(tree.tree_);
+                tree.tree_ = again;
+                tree.starred_ = std::move(n.starred);
+            }
+        }
+    }
     ts_parser_delete(parser);
     return tree;
 }
 
 Tree::Tree(Tree&& other) noexcept
-    : source_(std::move(other.source_)), tree_(std::exchange(other.tree_, nullptr)) {}
+    : source_(std::move(other.source_)),
+      tree_(std::exchange(other.tree_, nullptr)),
+      starred_(std::move(other.starred_)) {}
 
 Tree& Tree::operator=(Tree&& other) noexcept {
     if (this != &other) {
         if (tree_ != nullptr) ts_tree_delete(tree_);
         source_ = std::move(other.source_);
         tree_ = std::exchange(other.tree_, nullptr);
+        starred_ = std::move(other.starred_);
     }
     return *this;
 }
