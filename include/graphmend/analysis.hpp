@@ -20,6 +20,9 @@
 //   resolve inside the folder (relative, or absolute `import utils` between scripts) and
 //   then among the packages, never in another folder project. A folder of many checkouts is
 //   many projects.
+// - torch's own package among the inputs (a tree holding torch's sources next to a model) is
+//   never what `torch...` resolves to: torch stays external, so `nn.Module` and torch's
+//   functions are recognised by their dotted names whatever else the folder holds.
 //
 // nn.Module bases outside the inputs. A base that resolves to a name outside the inputs is an
 // nn.Module when it is under torch.nn (not torch.nn.functional/utils/init), or one of a few

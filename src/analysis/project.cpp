@@ -96,6 +96,8 @@ Node keyword_arg(const Node& call, std::string_view name) {
     return {};
 }
 
+bool is_torch_module(const std::string& dotted) { return dotted == "torch" || dotted.starts_with("torch."); }
+
 }  // namespace
 
 bool is_external_module_class(const std::string& dotted) {
@@ -121,6 +123,11 @@ Project::Project(std::vector<SourceFile> files) : files_(std::move(files)) {
     std::stable_sort(by_path_.begin(), by_path_.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
     for (const std::size_t i : by_path_) {
         const std::string& ns = namespace_of(i);
+        // torch's own sources among the inputs (a tree that vendors or develops torch) are not
+        // what the code imports by `torch...` in the sense that matters here: torch's classes
+        // and functions are recognised by their dotted names (is_external_module_class, the
+        // rules' torch.* tables), so `torch` stays external whatever the folder holds.
+        if (!files_[i].isolated && is_torch_module(files_[i].module_name)) continue;
         by_module_.emplace(std::make_pair(ns, files_[i].module_name), i);
         // A script's sibling is importable by its bare name (`import utils` next to it).
         if (files_[i].isolated) {

@@ -63,6 +63,22 @@ Node compile_test_call(const Node& n) {
     return named ? call : Node{};
 }
 
+// True when Dynamo skips the frame of `fn` ("skipping because no torch.*": torch's
+// has_tensor_in_frame, torch 2.12.1 and 2.15.0): `fn` takes no parameters, and its module
+// binds no global to torch or a torch.* module, so none of the names its code reads is one.
+// That is transformers' `is_torchdynamo_compiling` (transformers/utils/import_utils.py imports
+// torch inside its functions), whatever the folder holding the package is named.
+bool skipped_for_no_torch(const analysis::ModuleIndex& module, const Node& fn) {
+    if (const Node params = fn.field("parameters"); params && !params.named_children().empty()) return false;
+    if (module.assigned.contains("torch") || module.functions.contains("torch") || module.classes.contains("torch")) {
+        return false;
+    }
+    return std::none_of(module.imports.begin(), module.imports.end(), [](const analysis::Import& imp) {
+        const std::string full = imp.name.empty() ? imp.module : imp.module + "." + imp.name;
+        return imp.local == "torch" || (imp.level == 0 && (full == "torch" || full.starts_with("torch.")));
+    });
+}
+
 // True when the compile test returns False when Dynamo, having abandoned the frame, runs it
 // eagerly (its callback still intercepts the frames the eager run calls):
 // - torch's own tests: Dynamo skips torch's files ("in skipfiles");
@@ -81,9 +97,8 @@ bool false_when_abandoned(const Context& ctx, const Node& call) {
     }
     if (ext.rfind("transformers.", 0) == 0 && last_part(ext) == "is_torchdynamo_compiling") return true;
     if (const auto ref = ctx.project.callee(ctx.file, call, {})) {
-        const auto& file = ctx.project.files()[ref->file];
-        return file.module_name == "transformers.utils.import_utils" &&
-               ref->node.field("name").text() == "is_torchdynamo_compiling";
+        return ref->node.is("function_definition") && ref->node.field("name").text() == "is_torchdynamo_compiling" &&
+               skipped_for_no_torch(ctx.project.files()[ref->file].index, ref->node);
     }
     return false;
 }

@@ -482,4 +482,65 @@ TEST(InstalledBases, RelativeImportLeavingTheInputsResolvesThroughTheTable) {
     EXPECT_TRUE(it->applied[0]);
 }
 
+
+// torch's own sources among the inputs: `nn.Module` still means torch's Module (issue 12: a tree
+// that also held torch's package got 0 rewrites, its `nn.Module` resolving into that package,
+// where `from .modules import *` hides the class).
+TEST(InstalledBases, TorchSourcesAmongTheInputsChangeNothing) {
+    const std::string model =
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        print(x.sum())\n        return torch.relu(x)\n";
+    const fs::path alone = temp_folder("torch-alone");
+    write(alone / "model.py", model);
+    const fs::path with = temp_folder("torch-neighbour");
+    write(with / "model.py", model);
+    write(with / "torch/__init__.py", "from torch.nn import *\n");
+    write(with / "torch/nn/__init__.py", "from .modules import *  # noqa: F403\n");
+    write(with / "torch/nn/modules/__init__.py", "from .module import Module\n");
+    write(with / "torch/nn/modules/module.py", "class Module:\n    def forward(self, *input):\n        raise NotImplementedError\n");
+    const auto a = fix_files(read_inputs({alone.string()}), FixOptions{});
+    const auto b = fix_files(read_inputs({with.string()}), FixOptions{});
+    const auto model_of = [](const std::vector<FileOutcome>& out) {
+        return *std::find_if(out.begin(), out.end(), [](const auto& o) { return o.path.ends_with("model.py"); });
+    };
+    ASSERT_EQ(model_of(a).sites.size(), 1u);
+    EXPECT_TRUE(model_of(a).applied[0]);
+    EXPECT_EQ(model_of(b).fixed, model_of(a).fixed);
+}
+
+// transformers' `is_torchdynamo_compiling` is known by what its module binds (no global torch,
+// so Dynamo skips its frame), not by the name of the folder holding the package.
+TEST(InstalledBases, TransformersCompileTestIsKnownInAFolderOfAnyName) {
+    const std::string utils =
+        "import importlib\n\ndef is_torchdynamo_compiling():\n    try:\n        import torch\n\n"
+        "        return torch.compiler.is_compiling()\n    except Exception:\n        return False\n";
+    const std::string wrapper_utils =
+        "import torch\n\ndef is_torchdynamo_compiling():\n    return torch.compiler.is_compiling()\n";
+    std::vector<std::size_t> fixed;
+    for (const auto& [name, text] : {std::pair{"transformers", utils}, std::pair{"tf_copy", utils},
+                                     std::pair{"tf_wrapper", wrapper_utils}}) {
+        const fs::path root = temp_folder(std::string("gm202-") + name);
+        write(root / name / "__init__.py", "");
+        write(root / name / "utils/__init__.py", "from .import_utils import is_torchdynamo_compiling\n");
+        write(root / name / "utils/import_utils.py", text);
+        write(root / name / "models/__init__.py", "");
+        std::string stack = output::read_file((kRoot / "tests/fixtures/compile-skipped-default/stacks.py").string());
+        const std::string absolute = "from transformers.utils import is_torchdynamo_compiling";
+        ASSERT_NE(stack.find(absolute), std::string::npos);
+        stack.replace(stack.find(absolute), absolute.size(), "from ..utils import is_torchdynamo_compiling");
+        write(root / name / "models/stack.py", stack);
+        const auto out = fix_files(read_inputs({(root / name).string()}), FixOptions{});
+        const auto it = std::find_if(out.begin(), out.end(), [](const auto& o) { return o.path.ends_with("stack.py"); });
+        ASSERT_NE(it, out.end());
+        std::size_t gm202 = 0;
+        for (std::size_t i = 0; i < it->sites.size(); ++i) gm202 += it->sites[i].code == "GM202" && it->applied[i];
+        fixed.push_back(gm202);
+    }
+    EXPECT_EQ(fixed[0], 2u);  // as in the fixture's own report
+    EXPECT_EQ(fixed[1], fixed[0]);
+    // A wrapper whose module binds torch: Dynamo traces it. Only the stack testing torch's own
+    // is_compiling is fixed.
+    EXPECT_EQ(fixed[2], 1u);
+}
+
 }  // namespace
