@@ -121,7 +121,9 @@ public:
 
     [[nodiscard]] Node root() const;
     [[nodiscard]] const SourceText& source() const { return *source_; }
-    /// The first ERROR or MISSING node, if the tree holds any.
+    /// The first ERROR or MISSING node, if the tree holds any; else brackets nested deeper than
+    /// CPython's tokenizer reads (200 levels: "too many nested parentheses"). Iterative: any
+    /// nesting depth is safe.
     [[nodiscard]] std::optional<SyntaxError> error() const;
     /// Byte offsets of the `*`s the parse read as spaces (see Normalized::starred): an edit
     /// over one would be built from a tree without its list_splat.
@@ -129,6 +131,7 @@ public:
 
 private:
     Tree() = default;
+    [[nodiscard]] std::optional<SyntaxError> nesting_error() const;
     std::unique_ptr<SourceText> source_;
     TSTree* tree_ = nullptr;
     std::vector<std::uint32_t> starred_;

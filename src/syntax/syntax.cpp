@@ -2,7 +2,6 @@
 #include "graphmend/syntax.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -117,26 +116,63 @@ Tree::~Tree() {
 Node Tree::root() const { return {ts_tree_root_node(tree_), source_.get()}; }
 
 std::optional<SyntaxError> Tree::error() const {
-    if (!ts_node_has_error(ts_tree_root_node(tree_))) return std::nullopt;
+    const TSNode root = ts_tree_root_node(tree_);
+    if (!ts_node_has_error(root)) return nesting_error();
+    // The first ERROR or MISSING node in source order, found with a cursor that enters only
+    // subtrees holding an error: no recursion, so any nesting depth is safe.
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
     std::optional<SyntaxError> found;
-    std::function<void(TSNode)> visit = [&](TSNode n) {
-        if (found || !ts_node_has_error(n)) return;
+    for (;;) {
+        const TSNode n = ts_tree_cursor_current_node(&cursor);
         if (ts_node_is_missing(n)) {
             found = SyntaxError{source_->position(ts_node_start_byte(n)),
                                 fmt::format("syntax error: missing '{}'", ts_node_type(n))};
-            return;
+            break;
         }
         if (std::string_view(ts_node_type(n)) == "ERROR") {
             found = SyntaxError{source_->position(ts_node_start_byte(n)), "syntax error: unexpected input"};
-            return;
+            break;
         }
-        for (std::uint32_t i = 0; i < ts_node_child_count(n); ++i) visit(ts_node_child(n, i));
-    };
-    visit(ts_tree_root_node(tree_));
+        // Into the first child holding an error; else on to the next sibling that does.
+        bool moved = false;
+        if (ts_tree_cursor_goto_first_child(&cursor)) {
+            do {
+                if (ts_node_has_error(ts_tree_cursor_current_node(&cursor))) {
+                    moved = true;
+                    break;
+                }
+            } while (ts_tree_cursor_goto_next_sibling(&cursor));
+        }
+        if (!moved) break;
+    }
+    ts_tree_cursor_delete(&cursor);
     if (!found) found = SyntaxError{{1, 1}, "syntax error"};
     return found;
 }
 
+// CPython's tokenizer refuses brackets nested deeper than 200 levels ("too many nested
+// parentheses", MAXLEVEL in Parser/tokenizer.h, 3.8-3.13): so does graphmend, at the first
+// bracket past that depth, counted over the tree's bracket tokens with a cursor.
+std::optional<SyntaxError> Tree::nesting_error() const {
+    constexpr int kMaxLevel = 200;
+    int depth = 0;
+    std::optional<SyntaxError> found;
+    walk(root(), [&](const Node& n) {
+        if (found) return false;
+        if (n.named()) return true;
+        const std::string_view t = n.type();
+        if (t == "(" || t == "[" || t == "{") {
+            if (++depth > kMaxLevel) {
+                found = SyntaxError{n.position(), "syntax error: too many nested parentheses (CPython reads at most "
+                                                  "200 levels)"};
+            }
+        } else if ((t == ")" || t == "]" || t == "}") && depth > 0) {
+            --depth;
+        }
+        return true;
+    });
+    return found;
+}
 Node without_parens(Node node) {
     while (node.is("parenthesized_expression") && !node.named_children().empty()) node = node.named_children()[0];
     return node;

@@ -1,0 +1,60 @@
+// Inputs at the edges of what the parser and the walks take (issue 12): nesting deeper than
+// CPython reads is a per-file error and the rest of the batch is fixed; no depth crashes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "graphmend/fixer.hpp"
+#include "graphmend/syntax.hpp"
+
+using namespace graphmend;
+
+namespace {
+
+std::string parens(std::size_t n) { return "x = " + std::string(n, '(') + "1" + std::string(n, ')') + "\n"; }
+
+const std::string kModel =
+    "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+    "        print(\"sum\", x.sum())\n        return x\n";
+
+TEST(SyntaxLimits, TwoHundredLevelsAreReadAndOneMoreIsCPythonsError) {
+    EXPECT_FALSE(syntax::Tree::parse(parens(200)).error().has_value());
+    const auto err = syntax::Tree::parse(parens(201)).error();
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->where.line, 1u);
+    EXPECT_EQ(err->where.col, 5u + 200u);  // the 201st bracket
+    EXPECT_NE(err->message.find("too many nested parentheses"), std::string::npos) << err->message;
+}
+
+TEST(SyntaxLimits, TwentyThousandParenthesesAreAPerFileErrorAndTheBatchGoesOn) {
+    const auto out = fix_files({{"deep.py", parens(20000)}, {"model.py", kModel}}, FixOptions{});
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_TRUE(out[0].error.has_value());
+    EXPECT_EQ(out[0].error->rfind("deep.py:1:205: syntax error: too many nested parentheses", 0), 0u) << *out[0].error;
+    EXPECT_EQ(out[0].fixed, out[0].original);
+    EXPECT_FALSE(out[1].error.has_value());
+    EXPECT_TRUE(out[1].changed());
+}
+
+// A syntax error under deep nesting is found without recursion (the search for the first
+// ERROR node was recursive: 100,000 levels overflowed the stack).
+TEST(SyntaxLimits, AnErrorUnderDeepNestingIsFoundWithoutRecursion) {
+    const std::string text = "x = " + std::string(100000, '(') + "1" + std::string(99999, ')') + "\n";
+    const auto err = syntax::Tree::parse(text).error();
+    ASSERT_TRUE(err.has_value());
+}
+
+TEST(SyntaxLimits, DeepUnaryMinusAndLongChainsAreFixedWithoutCrash) {
+    const auto unary = fix_files({{"u.py", "x = " + std::string(13000, '-') + "1\n"}}, FixOptions{}).at(0);
+    EXPECT_EQ(unary.fixed, unary.original);
+    std::string chain = kModel;
+    std::string links;
+    for (int i = 0; i < 1500; ++i) links += ".f()";
+    chain.insert(chain.find("        return x"), "        y = x" + links + "\n");
+    const auto out = fix_files({{"chain.py", chain}}, FixOptions{}).at(0);
+    EXPECT_FALSE(out.error.has_value());
+    EXPECT_TRUE(out.changed());
+    EXPECT_NE(out.fixed.find("        y = x" + links + "\n"), std::string::npos);
+}
+
+}  // namespace
