@@ -215,3 +215,41 @@ def test_a_file_with_lone_cr_line_endings_is_fixed_like_its_lf_copy_and_keeps_cr
     assert lf != text.encode() and b"\n" not in cr
     assert cr == lf.replace(b"\n", b"\r")
     compile(cr, "cr.py", "exec")
+
+
+FAILING_MKSTEMP = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+/* mkstemp as in a read-only folder (root writes anywhere, so the test cannot chmod one). */
+int mkstemp(char *template) {
+    (void)template;
+    errno = EACCES;
+    return -1;
+}
+"""
+
+
+def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path):
+    """Every write fails (a read-only folder, made with an LD_PRELOAD mkstemp): each file is
+    reported with its write error, the summary counts 0 rewritten, the exit status is 1 and the
+    files keep their text. The summary used to say "2 files checked, 2 rewritten"."""
+    import shutil
+    require_graphmend()
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("g++")
+    assert compiler, "no C compiler for the LD_PRELOAD shim (the build needs one)"
+    (tmp_path / "failing_mkstemp.c").write_text(FAILING_MKSTEMP)
+    shim = tmp_path / "failing_mkstemp.so"
+    subprocess.run([compiler, "-x", "c", "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "failing_mkstemp.c")],
+                   check=True)
+    folder = tmp_path / "p"
+    folder.mkdir()
+    for name in ("a.py", "b.py"):
+        (folder / name).write_text(MODEL)
+    proc = subprocess.run([str(BINARY), "fix", "."], cwd=folder, env={**os.environ, "LD_PRELOAD": str(shim)},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "2 files checked, 0 rewritten" in proc.stderr, proc.stderr
+    assert proc.stderr.count("Permission denied") >= 2, proc.stderr
+    for name in ("a.py", "b.py"):
+        assert (folder / name).read_text() == MODEL
