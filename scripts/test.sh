@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, build, then run the C++ unit tests (ctest) and the Python tests (pytest).
+# Set up, build, then run the C++ unit tests (ctest), the Python tests (pytest), and the
+# sanitizer job (scripts/fuzz.sh: ASan + UBSan build, unit tests, 60 s of fuzzing).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -17,5 +18,8 @@ else
   pytest_result="skipped (no test files in tests/python)"
 fi
 
-echo "test.sh: ctest $ctest_result, pytest $pytest_result => $( ((status)) && echo FAIL || echo PASS)"
+# The sanitizer job: ASan + UBSan build, unit tests under it, 60 s of fuzzing (scripts/fuzz.sh).
+bash scripts/fuzz.sh 60 && fuzz_result=pass || { fuzz_result=FAIL; status=1; }
+
+echo "test.sh: ctest $ctest_result, pytest $pytest_result, sanitizers+fuzz $fuzz_result => $( ((status)) && echo FAIL || echo PASS)"
 exit $status

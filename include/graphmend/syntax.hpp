@@ -138,12 +138,13 @@ private:
 };
 
 /// Calls `visit` on `node` and every descendant in source order; `visit` returns false
-/// to skip a node's children.
+/// to skip a node's children. An invalid node (an absent field, such as the value of a bare
+/// annotation `y: T`) has nothing to visit.
 template <typename Visit>
 void walk(const Node& node, Visit&& visit) {
     // A tree cursor visits each node once in O(1) steps; indexing children (ts_node_child)
     // would be quadratic in the number of siblings.
-    if (!visit(node)) return;
+    if (!node.valid() || !visit(node)) return;
     TSTreeCursor cursor = ts_tree_cursor_new(node.raw());
     const SourceText* source = &node.source();
     bool descend = true;

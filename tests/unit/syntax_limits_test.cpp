@@ -57,4 +57,15 @@ TEST(SyntaxLimits, DeepUnaryMinusAndLongChainsAreFixedWithoutCrash) {
     EXPECT_NE(out.fixed.find("        y = x" + links + "\n"), std::string::npos);
 }
 
+// Found by graphmend_fuzz: a bare annotation (`y: T`, an assignment without a value) in a
+// function with a data-dependent `if` crashed GM201 (a walk over the absent value).
+TEST(SyntaxLimits, ABareAnnotationBesideADataTestIsReadWithoutCrash) {
+    const std::string text = kModel.substr(0, kModel.find("        print")) +
+                             "        y: torch.Tensor\n        if x.sum() > 0:\n            y = x\n        else:\n"
+                             "            y = -x\n        return y\n";
+    const auto out = fix_files({{"annotated.py", text}}, FixOptions{}).at(0);
+    EXPECT_FALSE(out.error.has_value());
+    EXPECT_FALSE(out.sites.empty());
+}
+
 }  // namespace
