@@ -89,7 +89,9 @@ public:
     /// The project function or method a call runs, as the analysis resolves it: a function,
     /// `self.m(...)`, or a call of a project module (`self.layer(...)`: its class's forward).
     /// Works in functions outside the compiled scope too (their class is the owner).
-    [[nodiscard]] std::optional<FunctionRef> callee(std::size_t file, const syntax::Node& call) const;
+    /// `enclosing`, when given, is the function_definition around the call (found otherwise).
+    [[nodiscard]] std::optional<FunctionRef> callee(std::size_t file, const syntax::Node& call,
+                                                    const syntax::Node& enclosing = {}) const;
 
 private:
     struct Summary {

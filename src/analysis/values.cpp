@@ -770,10 +770,13 @@ Value Values::eval(std::size_t file, const Node& expr) const {
     return eval_in(fr, expr);
 }
 
-std::optional<FunctionRef> Values::callee(std::size_t file, const Node& call) const {
+std::optional<FunctionRef> Values::callee(std::size_t file, const Node& call, const Node& enclosing) const {
     if (!call.is("call")) return std::nullopt;
-    Node fn = analysis::enclosing_function(call);
-    while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    Node fn = enclosing;
+    if (!fn) {
+        fn = analysis::enclosing_function(call);
+        while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    }
     const Summary* s = fn ? summary_of(file, fn) : nullptr;
     Summary own;  // a function the analysis did not summarise: its names and its class
     if (!s) {

@@ -195,6 +195,27 @@ Node argument_for(const Node& call, const Node& def, std::string_view param, boo
     return {};
 }
 
+// Calls `visit(node, def)` on every node under `root`, with `def` the innermost
+// function_definition around it (invalid at module level); `visit` returns false to stop
+// descending. Finding the function of a node by climbing parents costs a descent from the root
+// per step in tree-sitter: this walk knows it as it goes.
+template <typename Visit>
+void walk_with_function(const Node& root, const Node& def, Visit&& visit) {
+    syntax::walk(root, [&](const Node& n) {
+        if (n.is("function_definition") && !(n == root)) {
+            if (!visit(n, def)) return false;
+            walk_with_function(n, n, visit);
+            return false;
+        }
+        return visit(n, def);
+    });
+}
+
+const std::set<std::string_view> kBuiltins{
+    "len", "range", "isinstance", "enumerate", "zip", "list", "tuple", "int", "float", "bool", "str", "dict",
+    "set", "min", "max", "sum", "any", "all", "getattr", "setattr", "hasattr", "super", "print", "type",
+    "sorted", "reversed", "map", "filter", "abs", "round", "iter", "next", "callable", "id", "repr", "format"};
+
 struct CallSite {
     std::size_t file = 0;
     Node call;
@@ -303,9 +324,13 @@ struct Matcher {
     // The forward of the modules a local iterates: `for i, layer in enumerate(self.layers)`
     // with `self.layers = nn.ModuleList([Layer(...) for ...])` (or a list of Layer(...)) in
     // the class's __init__.
-    std::optional<analysis::FunctionRef> module_var_forward(std::size_t f, const Node& id) const {
-        Node fn = analysis::enclosing_function(id);
-        while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    std::optional<analysis::FunctionRef> module_var_forward(std::size_t f, const Node& id,
+                                                            const Node& enclosing = {}) const {
+        Node fn = enclosing;
+        if (!fn) {
+            fn = analysis::enclosing_function(id);
+            while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+        }
         if (!fn) return std::nullopt;
         const auto bs = bindings(fn, id.text());
         if (bs.size() != 1 || !bs[0].is("for_statement")) return std::nullopt;
@@ -411,15 +436,42 @@ struct Matcher {
         const std::string name = text(def.field("name"));
         const bool forward = name == "forward";
         const auto& files = ctx.project.files();
+        // A file can call the function only if it names it; a module's forward, only if it names
+        // the class (to make the module, or to import it): the calls the analysis resolves.
+        std::string key = name;
+        if (forward) {
+            for (Node p = def.parent(); p; p = p.parent()) {
+                if (p.is("class_definition")) {
+                    key = text(p.field("name"));
+                    break;
+                }
+            }
+        }
+        const bool method = def.parent().is("block") && def.parent().parent().is("class_definition");
+        const bool decorated_method = def.parent().is("decorated_definition") && def.parent().parent().is("block") &&
+                                      def.parent().parent().parent().is("class_definition");
+        std::vector<std::size_t> naming;
         for (std::size_t f = 0; f < files.size(); ++f) {
-            syntax::walk(files[f].tree.root(), [&](const Node& n) {
+            if (files[f].tree.source().text().find(key) != std::string::npos) naming.push_back(f);
+        }
+        for (const std::size_t f : naming) {
+            const auto& index = files[f].index;
+            walk_with_function(files[f].tree.root(), Node(), [&](const Node& n, const Node& enclosing) {
                 if (!why.empty()) return false;
                 if (n.is("call")) {
                     const Node fn = n.field("function");
                     const bool named = (fn.is("identifier") && fn.text() == name) ||
                                        (fn.is("attribute") && fn.field("attribute").text() == name);
-                    if (named || (forward && (fn.is("attribute") || fn.is("identifier")))) {
-                        if (auto ref = project_callee(f, n); ref && ref->file == file && ref->node == def) {
+                    // A module call: `self.layer(...)`, or a local iterating modules (`layer(...)`).
+                    const bool module_call =
+                        forward && ((fn.is("attribute") && fn.field("object").text() == "self") ||
+                                    (fn.is("identifier") && !kBuiltins.contains(fn.text()) &&
+                                     !index.classes.contains(text(fn)) && !index.functions.contains(text(fn)) &&
+                                     !index.find_import(text(fn))));
+                    if (named || module_call) {
+                        auto ref = ctx.values.callee(f, n, enclosing);
+                        if (!ref && fn.is("identifier")) ref = module_var_forward(f, fn, enclosing);
+                        if (ref && ref->file == file && ref->node == def) {
                             out.push_back({f, n});
                         }
                     }
@@ -430,16 +482,10 @@ struct Matcher {
                 // `.forward` passed on, or called with `*args`, likewise.
                 // A method is reached through an attribute; a module-level function by its name
                 // (where no local of that name hides it).
-                const bool method = def.parent().is("block") && def.parent().parent().is("class_definition");
-                const bool decorated_method = def.parent().is("decorated_definition") &&
-                                              def.parent().parent().is("block") &&
-                                              def.parent().parent().parent().is("class_definition");
                 bool named_here = false;
                 if (n.is("identifier") && n.text() == name && !method && !decorated_method &&
                     !n.parent().is("attribute") && !n.parent().is("function_definition")) {
-                    Node scope = analysis::enclosing_function(n);
-                    while (scope && !scope.is("function_definition")) scope = analysis::enclosing_function(scope);
-                    named_here = !scope || !analysis::local_names(scope).contains(name);
+                    named_here = !enclosing || !analysis::local_names(enclosing).contains(name);
                 }
                 if (!forward && ((n.is("attribute") && n.field("attribute").text() == name) || named_here)) {
                     const Node o = outer(n);
@@ -468,9 +514,11 @@ struct Matcher {
             if (!why.empty()) break;
         }
         if (forward && why.empty()) {
+            // (the closures below are looked for in the files naming the class too)
             // A module called with `*args` by a closure (`module(*inputs)`, gradient checkpointing)
             // may be this one.
-            for (std::size_t f = 0; f < files.size() && why.empty(); ++f) {
+            for (const std::size_t f : naming) {
+                if (!why.empty()) break;
                 syntax::walk(files[f].tree.root(), [&](const Node& n) {
                     if (!why.empty()) return false;
                     if (!n.is("call") || !n.field("function").is("identifier")) return true;
@@ -794,6 +842,7 @@ struct Matcher {
             o.rank = rank;
             o.width = width;
         }
+        visiting.clear();
         if (std::string why = list_changes(f, def, list, made, 0); !why.empty()) o.refused = why;
         return o;
     }
@@ -855,6 +904,18 @@ struct Matcher {
         std::vector<std::string> siblings;
         for (const auto& p : params_of(def)) {
             if (p.name != name && p.name != "self" && p.name != "cls") siblings.push_back(p.name);
+        }
+        // Calls that pass no tensor (a list already) read nothing back; if none passes one, there
+        // is no read of a tensor here.
+        std::size_t tensors = 0;
+        for (const auto& site : sites) {
+            bool ok = true;
+            const Node arg = argument_for(site.call, def, name, ok);
+            if (!ok || !arg || ctx.values.eval(site.file, arg).tensor()) ++tensors;
+        }
+        if (tensors == 0) {
+            o.found = false;
+            return o;
         }
         for (const auto& site : sites) {
             bool ok = true;
@@ -1039,8 +1100,16 @@ std::string element_uses(const Context& ctx, const Node& def, const Node& scope,
             return true;  // its reads are checked as the elements' are
         }
         if (p.is("augmented_assignment") && p.field("left") == o) return fail("is changed in place");
+        static const std::map<std::string_view, std::string_view> kinds{
+            {"subscript", "an index"},           {"comparison_operator", "a comparison"},
+            {"return_statement", "a return value"}, {"list", "a list item"},
+            {"tuple", "a tuple item"},           {"expression_list", "a tuple item"},
+            {"assignment", "a value assigned"},  {"unary_operator", "an operand"},
+            {"boolean_operator", "a test"},      {"if_statement", "a test"},
+            {"conditional_expression", "a conditional value"}};
+        const auto kind = kinds.find(p.type());
         return fail(fmt::format("is used as {}, where a 0-d tensor and a Python int may differ",
-                                std::string(p.type())));
+                                kind != kinds.end() ? std::string(kind->second) : std::string(p.type())));
     };
 
     // Locals accumulating the elements (`current += height * width`, from `current = 0`): every
@@ -1148,6 +1217,29 @@ std::string element_uses(const Context& ctx, const Node& def, const Node& scope,
     return "";
 }
 
+// True when a name of `names` (or a value computed from one in its statement) is read into
+// Python where it is used: a slice bound, a size of a torch factory or a shape method. A loop
+// whose elements feed none of these does not break the graph (GM401's `feeds` likewise).
+bool feeds_sizes(const Context& ctx, const Node& region, const std::set<std::string>& names) {
+    bool found = false;
+    syntax::walk(region, [&](const Node& n) {
+        if (found || is_scope(n)) return false;
+        if (!n.is("identifier") || !names.contains(text(n)) || !is_read(n)) return true;
+        for (Node p = n.parent(); p && !p.is("block") && !p.is("expression_statement"); p = p.parent()) {
+            if (p.is("slice")) found = true;
+            if (p.is("call")) {
+                const Node fn = p.field("function");
+                const std::string_view m = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+                const bool torch_fn = ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+                if ((torch_fn && kSizeFactories.contains(m)) || (!torch_fn && kSizeMethods.contains(m))) found = true;
+            }
+            if (found) break;
+        }
+        return !found;
+    });
+    return found;
+}
+
 // The iterated expression of a loop or comprehension clause, through `enumerate(X)`, and the
 // target pattern that receives X's elements.
 struct Iteration {
@@ -1220,6 +1312,29 @@ std::vector<HostRead> match_host_reads(const Context& ctx, const Node& def) {
     for (const Read& r : reads) {
         const std::string name = text(r.tensor);
         if (!ctx.values.eval(ctx.file, r.tensor).tensor()) continue;
+        if (r.element) {
+            // Only a loop whose elements are read into Python breaks the graph.
+            std::set<std::string> names;
+            for (const Node& t : target_names(r.element)) names.insert(text(t));
+            const Node region = is_comprehension(r.scope) ? r.scope : r.scope.field("body");
+            if (!feeds_sizes(ctx, region, names)) {
+                // values accumulated in the loop (`current += h * w`) feed sizes after it too
+                bool later = false;
+                syntax::walk(r.scope.field("body") ? r.scope.field("body") : r.scope, [&](const Node& n) {
+                    if (later || is_scope(n)) return false;
+                    if (n.is("augmented_assignment") && n.field("left").is("identifier")) {
+                        bool reads = false;
+                        syntax::walk(n.field("right"), [&](const Node& t) {
+                            reads = reads || (t.is("identifier") && names.contains(text(t)));
+                            return !reads;
+                        });
+                        if (reads) later = feeds_sizes(ctx, def.field("body"), {text(n.field("left"))});
+                    }
+                    return !later;
+                });
+                if (!later) continue;
+            }
+        }
         Origin& o = origin_of(name);
         if (!o.found) continue;
         HostRead h;
