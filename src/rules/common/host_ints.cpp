@@ -216,6 +216,21 @@ const std::set<std::string_view> kBuiltins{
     "set", "min", "max", "sum", "any", "all", "getattr", "setattr", "hasattr", "super", "print", "type",
     "sorted", "reversed", "map", "filter", "abs", "round", "iter", "next", "callable", "id", "repr", "format"};
 
+// The parameter of `def` that the argument `arg` (a keyword_argument, or a positional argument
+// of the argument_list `args`) binds; "" when none does by name or position.
+std::string parameter_taking(const Node& def, const Node& args, const Node& arg) {
+    if (arg.is("keyword_argument")) return text(arg.field("name"));
+    const auto ps = params_of(def);
+    std::size_t pos = bound_method(def) ? 1 : 0;
+    for (const Node& a : args.named_children()) {
+        if (a.is("comment")) continue;
+        if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) break;
+        if (a == arg) return pos < ps.size() && ps[pos].positional ? ps[pos].name : "";
+        ++pos;
+    }
+    return "";
+}
+
 struct CallSite {
     std::size_t file = 0;
     Node call;
@@ -654,22 +669,7 @@ struct Matcher {
                         why = fmt::format("a view of `{}` is passed to `{}` at line {}", name, fn.text(), line_of(call));
                         return false;
                     }
-                    std::string param;
-                    if (arg.is("keyword_argument")) {
-                        param = text(arg.field("name"));
-                    } else {
-                        auto ps = params_of(ref->node);
-                        std::size_t pos = bound_method(ref->node) ? 1 : 0;
-                        for (const Node& a : argp.named_children()) {
-                            if (a.is("comment")) continue;
-                            if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) break;
-                            if (a == o) {
-                                if (pos < ps.size() && ps[pos].positional) param = ps[pos].name;
-                                break;
-                            }
-                            ++pos;
-                        }
-                    }
+                    const std::string param = parameter_taking(ref->node, argp, arg);
                     if (param.empty()) {
                         why = fmt::format("`{}` is passed to `{}` at line {} where no parameter takes it by name",
                                           name, fn.text(), line_of(call));
@@ -743,22 +743,7 @@ struct Matcher {
                 }
                 if (torch_call(f, call)) return true;
                 if (auto ref = project_callee(f, call)) {
-                    std::string param;
-                    if (arg.is("keyword_argument")) {
-                        param = text(arg.field("name"));
-                    } else {
-                        auto ps = params_of(ref->node);
-                        std::size_t pos = bound_method(ref->node) ? 1 : 0;
-                        for (const Node& a : argp.named_children()) {
-                            if (a.is("comment")) continue;
-                            if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) break;
-                            if (a == o) {
-                                if (pos < ps.size() && ps[pos].positional) param = ps[pos].name;
-                                break;
-                            }
-                            ++pos;
-                        }
-                    }
+                    const std::string param = parameter_taking(ref->node, argp, arg);
                     if (param.empty()) {
                         why = fmt::format("`{}` is passed to `{}` at line {} where no parameter takes it by name",
                                           name, fn.text(), line_of(call));
