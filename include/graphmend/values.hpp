@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -84,6 +85,13 @@ public:
     /// The locals of the function around `node` read by `node` that hold a Python value
     /// read out of tensor data (`.item()` and the like), not a tensor.
     [[nodiscard]] std::vector<std::string> data_scalars(std::size_t file, const syntax::Node& node) const;
+
+    /// The project function or method a call runs, as the analysis resolves it: a function,
+    /// `self.m(...)`, or a call of a project module (`self.layer(...)`: its class's forward).
+    /// Works in functions outside the compiled scope too (their class is the owner).
+    /// `enclosing`, when given, is the function_definition around the call (found otherwise).
+    [[nodiscard]] std::optional<FunctionRef> callee(std::size_t file, const syntax::Node& call,
+                                                    const syntax::Node& enclosing = {}) const;
 
 private:
     struct Summary {

@@ -770,6 +770,34 @@ Value Values::eval(std::size_t file, const Node& expr) const {
     return eval_in(fr, expr);
 }
 
+std::optional<FunctionRef> Values::callee(std::size_t file, const Node& call, const Node& enclosing) const {
+    if (!call.is("call")) return std::nullopt;
+    Node fn = enclosing;
+    if (!fn) {
+        fn = analysis::enclosing_function(call);
+        while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    }
+    const Summary* s = fn ? summary_of(file, fn) : nullptr;
+    Summary own;  // a function the analysis did not summarise: its names and its class
+    if (!s) {
+        own.file = file;
+        own.fn = fn;
+        if (fn) own.locals = analysis::local_names(fn);
+        for (Node p = fn ? fn.parent() : Node(); p; p = p.parent()) {
+            if (p.is("function_definition")) break;
+            if (p.is("class_definition")) {
+                own.owner = std::string(p.field("name").text());
+                break;
+            }
+        }
+        s = &own;
+    }
+    Frame fr{file, s, &s->env, &s->locals};
+    const Summary* target = callee_of(fr, call, nullptr);
+    if (!target) return std::nullopt;
+    return FunctionRef{target->file, target->fn};
+}
+
 bool Values::data_test(std::size_t file, const Node& test) const {
     if (!test) return false;
     if (test.is("boolean_operator")) return data_test(file, test.field("left")) || data_test(file, test.field("right"));

@@ -28,6 +28,7 @@
 
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/expert_dispatch.hpp"
+#include "graphmend/host_ints.hpp"
 #include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
@@ -201,15 +202,25 @@ public:
         // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, the reads and
         // writes its masks pick rows for, and the hit lists it rewrites; and the index lists of the
         // static-row-subset rule (GM502). Once per function.
+        // The reads of tensors built from ints that the host-int-values rule (GM503) reports
+        // (loops, comprehensions, `.tolist()`): left to it, their contents still checked here.
         std::uint32_t spans_of = UINT32_MAX;
         std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
+        std::set<std::pair<std::uint32_t, std::uint32_t>> host_reads;
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (def.begin() != spans_of) {
                 spans_of = def.begin();
                 dispatch_spans = expert_dispatch_spans(ctx, def);
+                host_reads.clear();
+                for (const auto& r : match_host_reads(ctx, def)) {
+                    for (const Node& s : r.reads) host_reads.emplace(s.begin(), s.end());
+                }
             }
             for (const auto& [b, e] : dispatch_spans) {
                 if (b <= n.begin() && n.end() <= e) return false;
+            }
+            if (host_reads.contains({n.begin(), n.end()}) && (n.is("for_statement") || n.is("call"))) {
+                return n.is("for_statement");
             }
             if (n.is("for_statement")) {
                 check_tensor_loop(ctx, def, n, out);

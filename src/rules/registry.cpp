@@ -10,6 +10,7 @@ std::unique_ptr<Rule> make_predicated_validation_rule();
 std::unique_ptr<Rule> make_static_expert_dispatch_rule();
 std::unique_ptr<Rule> make_data_dependent_shape_rule();
 std::unique_ptr<Rule> make_static_row_subset_rule();
+std::unique_ptr<Rule> make_host_int_values_rule();
 
 const std::vector<std::unique_ptr<Rule>>& registry() {
     static const std::vector<std::unique_ptr<Rule>> rules = [] {
@@ -21,6 +22,7 @@ const std::vector<std::unique_ptr<Rule>>& registry() {
         r.push_back(make_data_dependent_shape_rule());
         r.push_back(make_static_expert_dispatch_rule());
         r.push_back(make_static_row_subset_rule());
+        r.push_back(make_host_int_values_rule());
         return r;
     }();
     return rules;

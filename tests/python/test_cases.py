@@ -49,6 +49,7 @@ CASES = [
     ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
     ("tests/fixtures/static-expert-dispatch/masks.py", []),
     ("tests/fixtures/static-row-subset/subsets.py", []),
+    ("tests/fixtures/host-int-values/levels.py", []),
 ]
 
 

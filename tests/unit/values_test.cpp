@@ -174,3 +174,48 @@ class Outer(nn.Module):
 }
 
 }  // namespace
+
+// Values::callee resolves a module call through `self` to the class's forward, a method call
+// to the method, in and outside the compiled scope; a call of something else to nothing.
+TEST(Values, CalleeOfModuleAndMethodCalls) {
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def helper(self, x):
+        return x + 1
+
+    def forward(self, x):
+        y = self.inner(x)
+        return self.helper(y) + len(x)
+
+    def unused(self, x):
+        return self.helper(x)
+)");
+    const auto& file = a.project.files()[0];
+    std::vector<std::string> got;
+    syntax::walk(file.tree.root(), [&](const Node& n) {
+        if (n.is("call")) {
+            const auto ref = a.values.callee(0, n);
+            got.push_back(std::string(n.field("function").text()) + " -> " +
+                          (ref ? std::string(ref->node.field("name").text()) + ":" +
+                                     std::to_string(ref->node.position().line)
+                               : std::string("none")));
+        }
+        return true;
+    });
+    const std::vector<std::string> want{"super().__init__ -> none", "super -> none", "Inner -> none",
+                                        "self.inner -> forward:6",   "self.helper -> helper:15",
+                                        "len -> none",               "self.helper -> helper:15"};
+    EXPECT_EQ(got, want);
+}
