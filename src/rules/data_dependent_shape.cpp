@@ -28,6 +28,7 @@
 
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/expert_dispatch.hpp"
+#include "graphmend/split_dispatch.hpp"
 #include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
@@ -241,6 +242,8 @@ private:
             if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
             if (n.is("expression_statement")) {  // the index lists GM502 reports
                 if (const auto s = match_row_subset(ctx, def, n)) spans.emplace_back(s->index.begin(), s->index.end());
+                // The sizes the split-size dispatch of GM501 reads out.
+                if (const auto s = match_split_dispatch(ctx, def, n)) spans.emplace_back(s->tolist.begin(), s->tolist.end());
                 return false;
             }
             if (!n.is("for_statement")) return true;
