@@ -412,11 +412,19 @@ private:
         }
         const Node value = append.field("arguments").named_children()[0];
         const Node cat_stmt = body[loop_at + 1];
-        const Node cat_a = assignment_of(cat_stmt);
-        const Node cat = cat_a ? syntax::without_parens(cat_a.field("right")) : Node();
-        const Node cat_list = cat ? cat_of(ctx_, ctx_.file, cat) : Node();
-        if (!cat_list || cat_list.text() != outputs) {
-            return refuse(fmt::format("line {}: the loop is not followed by `R = torch.cat({}, dim=0)`",
+        // The statement after the loop concatenates the outputs (the result may go anywhere).
+        Node cat;
+        Node cat_list;
+        syntax::walk(cat_stmt, [&](const Node& n) {
+            if (cat || n.is("lambda")) return false;
+            if (const Node l = cat_of(ctx_, ctx_.file, n); l && l.text() == outputs) {
+                cat = n;
+                cat_list = l;
+            }
+            return !cat;
+        });
+        if (!cat) {
+            return refuse(fmt::format("line {}: the loop is not followed by `torch.cat({}, dim=0)`",
                                       cat_stmt.position().line, outputs));
         }
         // The slices, the outputs and the index: read nowhere else.
