@@ -48,7 +48,9 @@ struct SplitDispatch {
 };
 
 /// The split-size dispatch whose sizes `stmt` (an expression_statement of function `def`)
-/// reads out with `.tolist()`, or nullopt when the list reaches no `X.split(S, dim=0)`.
+/// reads out with `.tolist()`, or nullopt when the list reaches no `X.split(S, dim=0)`
+/// followed by `O = []` and `for i in range(...): O.append(EXPR)` (another use of split
+/// sizes, which GM401 reports).
 std::optional<SplitDispatch> match_split_dispatch(const Context& ctx, const syntax::Node& def,
                                                   const syntax::Node& stmt);
 

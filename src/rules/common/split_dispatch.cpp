@@ -358,7 +358,6 @@ private:
 
     // The consumer of `split` (a call in `def`'s body): split, loop of appends, cat.
     bool consumer(const Node& def, const std::string& owner, const Node& split, const std::string& sizes) {
-        reached = true;
         for (const SplitConsumer& c : d_.consumers) {
             if (c.split == split) return true;
         }
@@ -410,6 +409,8 @@ private:
             return refuse(fmt::format("line {}: the loop's body is not `{}.append(EXPR)`", loop.position().line,
                                       outputs));
         }
+        // From here on the form is an expert dispatch by split sizes: refusals are its own.
+        reached = true;
         const Node value = append.field("arguments").named_children()[0];
         const Node cat_stmt = body[loop_at + 1];
         // The statement after the loop concatenates the outputs (the result may go anywhere).
