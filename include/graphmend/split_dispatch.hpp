@@ -31,6 +31,8 @@ namespace graphmend::rules {
 struct SplitConsumer {
     syntax::Node def;    // the function_definition
     syntax::Node split;  // the `X.split(S, dim=0)` call
+    syntax::Node split_assignment;  // `L = X.split(S, dim=0)`
+    std::string list;    // L
     syntax::Node cat;    // the `torch.cat(O, dim=0)` call
     std::string input;   // X
     std::string sizes;   // S
@@ -43,6 +45,13 @@ struct SplitDispatch {
     std::string tensor;       // T
     /// The functions that split by the sizes (each once), in source order.
     std::vector<SplitConsumer> consumers;
+    /// Where the static form is chosen, before the first module call that passes the sizes on
+    /// to a consumer: that argument (a name) and the name of the rows the consumer splits.
+    struct Choice {
+        syntax::Node arg;
+        std::string rows;
+    };
+    std::vector<Choice> choices;
     /// Why it cannot be rewritten (empty when it can).
     std::string refused;
 };

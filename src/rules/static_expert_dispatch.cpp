@@ -121,8 +121,13 @@ private:
         }
         std::vector<edits::Edit> edits;
         edits.push_back({d.tolist.begin(), d.tolist.end(), fmt::format("_graphmend_sizes({})", d.tensor)});
+        for (const SplitDispatch::Choice& c : d.choices) {
+            edits.push_back({c.arg.begin(), c.arg.end(),
+                             fmt::format("{0} := _graphmend_choose({0}, {1})", c.arg.text(), c.rows)});
+        }
         for (const SplitConsumer& c : d.consumers) {
-            edits.push_back({c.split.begin(), c.split.end(), fmt::format("_graphmend_split({}, {})", c.input, c.sizes)});
+            edits.push_back({c.split_assignment.begin(), c.split_assignment.end(),
+                             fmt::format("{}, {} = _graphmend_split({}, {})", c.list, c.sizes, c.input, c.sizes)});
             edits.push_back({c.cat.begin(), c.cat.end(), fmt::format("_graphmend_join({}, {})", c.outputs, c.sizes)});
         }
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};

@@ -106,10 +106,12 @@ def _graphmend_static_dispatch_runtime():
         view.copy_(torch.where(valid, value, view))
 
     # Split-size dispatch (GraniteMoE, JetMoE): `S = T.tolist()` becomes sizes(T), and a consumer's
-    # `X.split(S, dim=0)` and `torch.cat(O, dim=0)` become split(X, S) and join(O, S). In the static
+    # `L = X.split(S, dim=0)` and `torch.cat(O, dim=0)` become `L, S = split(X, S)` and join(O, S);
+    # the first module call that passes S on to a consumer passes `S := choose(S, X)`. In the static
     # form S stays a tensor (a copy), every expert runs on every row, and join gives each row the
     # result of the expert whose slice held it (torch.where, so what the other experts computed for
-    # it cannot leak). Otherwise S is the list and the split and cat run as written.
+    # it cannot leak). Otherwise S is the list and the split and cat run as written. The static
+    # form is kept by choose (or split) only within the cost rule above, experts x rows.
     def sizes_static(t):
         return (isinstance(t, torch.Tensor) and mode != "loop" and not torch.is_grad_enabled() and is_compiling()
                 and t.dim() == 1 and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool))
@@ -119,13 +121,26 @@ def _graphmend_static_dispatch_runtime():
             return t.tolist()
         return t.clone()
 
+    # Once sizes() has kept the tensor, a tensor of sizes is what says the static form was chosen
+    # (split raises on a tensor: no other caller can have passed one). choose, split and join then
+    # no longer ask whether Dynamo is tracing: where the graph breaks, the code after it runs
+    # eagerly, and must go on with the form chosen.
+    def choose(s, x):
+        # The cost rule, where the rows are known: statically every expert runs on all x.shape[0]
+        # rows. Above the limit the sizes are read out here, once, as the loop would have.
+        if isinstance(s, torch.Tensor) and not (mode == "static" or (s.shape[0] * x.shape[0] <= limit and
+                                                                     s.shape[0] <= 4 * x.shape[0])):
+            return s.tolist()
+        return s
+
     def split(x, s):
-        if not sizes_static(s):
-            return x.split(s, dim=0)
-        return [x] * s.shape[0]
+        s = choose(s, x)
+        if not isinstance(s, torch.Tensor):
+            return x.split(s, dim=0), s
+        return [x] * s.shape[0], s
 
     def join(outputs, s):
-        if not sizes_static(s) or len(outputs) == 0:
+        if not isinstance(s, torch.Tensor) or len(outputs) == 0:
             return torch.cat(outputs, dim=0)
         if len(outputs) != s.shape[0]:  # fewer experts ran than there are sizes: their rows, as written
             ends = s.tolist()
@@ -164,6 +179,7 @@ def _graphmend_static_dispatch_runtime():
     rt.rows = rows
     rt.put = put
     rt.sizes = sizes
+    rt.choose = choose
     rt.split = split
     rt.join = join
     sys.modules["_graphmend_static_dispatch_v1"] = rt
@@ -177,6 +193,7 @@ _graphmend_keep = _graphmend_dispatch_rt.keep
 _graphmend_rows = _graphmend_dispatch_rt.rows
 _graphmend_put = _graphmend_dispatch_rt.put
 _graphmend_sizes = _graphmend_dispatch_rt.sizes
+_graphmend_choose = _graphmend_dispatch_rt.choose
 _graphmend_split = _graphmend_dispatch_rt.split
 _graphmend_join = _graphmend_dispatch_rt.join
 # --- end of graphmend runtime: static_dispatch ---

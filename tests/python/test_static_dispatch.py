@@ -150,15 +150,23 @@ def test_split_join_keep_each_rows_own_expert_and_cannot_leak_nan(monkeypatch):
 
     want = torch.cat([expert(e, p) for e, p in enumerate(x.split([2, 0, 3], dim=0))], dim=0)
     with torch.no_grad():
-        parts = rt["_graphmend_split"](x, sizes)
-        assert len(parts) == 3 and all(p.shape == x.shape for p in parts)
+        parts, kept = rt["_graphmend_split"](x, sizes)
+        assert kept is sizes and len(parts) == 3 and all(p.shape == x.shape for p in parts)
         got = rt["_graphmend_join"]([expert(e, parts[e]) for e in range(3)], sizes)
         assert torch.equal(got, want)
         with pytest.raises(RuntimeError):  # sizes that do not cover the rows: split raises too
             rt["_graphmend_join"]([x, x, x], torch.tensor([1, 1, 1]))
+        # The cost rule (experts x rows <= 64, experts <= 4 x rows), where the rows are known:
+        # above it the sizes are read out once, and the split runs as written.
+        assert rt["_graphmend_choose"](sizes, torch.zeros(21, 3)) is sizes     # 3 x 21 = 63
+        assert rt["_graphmend_choose"](sizes, torch.zeros(22, 3)) == [2, 0, 3]  # 3 x 22 = 66
+        big = torch.zeros(30, 3)
+        parts, listed = rt["_graphmend_split"](big, torch.tensor([10, 0, 20]))
+        assert listed == [10, 0, 20] and [p.shape[0] for p in parts] == [10, 0, 20]
     # A list: as written.
-    assert torch.equal(rt["_graphmend_join"](list(rt["_graphmend_split"](x, [2, 0, 3])), [2, 0, 3]),
-                       torch.cat(x.split([2, 0, 3], dim=0), dim=0))
+    parts, listed = rt["_graphmend_split"](x, [2, 0, 3])
+    assert listed == [2, 0, 3]
+    assert torch.equal(rt["_graphmend_join"](list(parts), listed), torch.cat(x.split([2, 0, 3], dim=0), dim=0))
 
 
 @pytest.mark.slow
@@ -181,6 +189,25 @@ def test_split_fixture_compiles_to_one_graph_and_keeps_outputs_and_gradients(tmp
         graphs.append(gm)
         return gm.forward
 
+    def count_graphs(model, x):
+        torch._dynamo.reset()
+        graphs.clear()
+        with torch.no_grad():
+            out = torch.compile(model, backend=counting, dynamic=False)(x)
+        return out, len(graphs)
+
+    # Above the cost rule (4 experts x 80 rows): the sizes are read out once, and no more breaks
+    # than before (fewer: the read-out is no longer inside the router's frame).
+    big = torch.randn(2, 20, 8)
+    with torch.no_grad():
+        torch._dynamo.reset()
+        want_breaks = torch._dynamo.explain(want_model)(big).graph_break_count
+        torch._dynamo.reset()
+        got_breaks = torch._dynamo.explain(got_model)(big).graph_break_count
+    assert 0 < got_breaks <= want_breaks
+    want_big, _ = count_graphs(want_model, big)
+    got_big, _ = count_graphs(got_model, big)
+    assert all(torch.equal(w, g) for w, g in zip(want_big, got_big))
     for seed in range(3):
         torch.manual_seed(seed)
         (x,) = want_module.example_inputs()

@@ -145,6 +145,8 @@ public:
     // given) the function's one return. Sets `reached` when a split is found.
     bool uses(const Node& def, const std::string& owner, const Node& from, const std::string& name, bool may_return) {
         bool ok = true;  // after a refusal the reads are still followed, to find the splits
+        Node first;      // the first read after `from`
+        std::string first_rows;  // when it is passed on by a module call: the rows' name
         for (const Node& n : occurrences(def, name)) {
             if (n.end() <= from.end()) {
                 if (inside(n, from)) continue;
@@ -161,6 +163,8 @@ public:
                 ok = refuse(fmt::format("line {}: `{}` is assigned again", n.position().line, name));
                 continue;
             }
+            const bool is_first = !first;
+            if (is_first) first = n;
             const Node p = n.parent();
             if (p.is("argument_list")) {
                 const Node call = p.parent();
@@ -169,7 +173,9 @@ public:
                     continue;
                 }
                 if (call.field("function").is("attribute") && call.field("function").field("object").text() == "self") {
-                    ok = module_call(def, owner, call, n) && ok;
+                    std::string rows;
+                    ok = module_call(def, owner, call, n, rows) && ok;
+                    if (is_first) first_rows = rows;
                     continue;
                 }
             }
@@ -179,6 +185,15 @@ public:
             }
             ok = refuse(fmt::format("line {}: the sizes are read as a list by `{}`", n.position().line,
                                     one_line(first_line(statement_of(n)))));
+        }
+        // The first module call that passes the sizes on chooses the form (and reads the list out
+        // when it is not taken) for every later use: it must run before all of them, always.
+        if (ok && first && !first_rows.empty()) {
+            if (!(statement_of(first).parent() == def.field("body"))) {
+                return refuse(fmt::format("line {}: the sizes are first passed on inside a block",
+                                          first.position().line));
+            }
+            d_.choices.push_back({first, first_rows});
         }
         return ok;
     }
@@ -222,7 +237,7 @@ private:
     }
 
     // `self.NAME(..., n, ...)` with self.NAME a module whose forward is a consumer of that parameter.
-    bool module_call(const Node& def, const std::string& owner, const Node& call, const Node& n) {
+    bool module_call(const Node& def, const std::string& owner, const Node& call, const Node& n, std::string& rows) {
         const Node fn = call.field("function");
         const Callable c = callable_of(ctx_, ctx_.file, def, owner, fn);
         if (c.kind != Callable::Class || c.file != ctx_.file) {
@@ -260,6 +275,23 @@ private:
             ok = consumer(fwd->node, c.cls, call2, param) && ok;
         }
         if (splits == 0) return refuse(fmt::format("{}.forward does not split by `{}`", c.cls, param));
+        // The rows the consumer splits: a parameter, passed here as a name.
+        for (const SplitConsumer& sc : d_.consumers) {
+            if (!(sc.def == fwd->node)) continue;
+            const auto at = std::find(params.begin(), params.end(), sc.input);
+            const auto args = call.field("arguments").named_children();
+            std::vector<Node> positional;
+            for (const Node& a : args) {
+                if (!a.is("comment")) positional.push_back(a);
+            }
+            const std::size_t q = static_cast<std::size_t>(at - params.begin());
+            if (at == params.end() || q == 0 || q - 1 >= positional.size() || !positional[q - 1].is("identifier")) {
+                return refuse(fmt::format("line {}: the rows {}.forward splits are not a parameter passed as a name",
+                                          call.position().line, c.cls));
+            }
+            rows = text(positional[q - 1]);
+            break;
+        }
         return ok;
     }
 
@@ -465,7 +497,7 @@ private:
         }
         if (flow.holds_rows(iter)) return refuse("the loop's range reads the rows");
         const auto s = split_call(ctx_, ctx_.file, split);
-        d_.consumers.push_back({def, split, cat, text(s->first), sizes, outputs});
+        d_.consumers.push_back({def, split, a, list, cat, text(s->first), sizes, outputs});
         return true;
     }
 
