@@ -156,10 +156,11 @@ def test_split_join_keep_each_rows_own_expert_and_cannot_leak_nan(monkeypatch):
         assert torch.equal(got, want)
         with pytest.raises(RuntimeError):  # sizes that do not cover the rows: split raises too
             rt["_graphmend_join"]([x, x, x], torch.tensor([1, 1, 1]))
-        # The cost rule (experts x rows <= 64, experts <= 4 x rows), where the rows are known:
+        # The cost rule (experts x rows <= 64, experts <= rows), where the rows are known:
         # above it the sizes are read out once, and the split runs as written.
         assert rt["_graphmend_choose"](sizes, torch.zeros(21, 3)) is sizes     # 3 x 21 = 63
         assert rt["_graphmend_choose"](sizes, torch.zeros(22, 3)) == [2, 0, 3]  # 3 x 22 = 66
+        assert rt["_graphmend_choose"](sizes, torch.zeros(2, 3)) == [2, 0, 3]   # more experts than rows
         big = torch.zeros(30, 3)
         parts, listed = rt["_graphmend_split"](big, torch.tensor([10, 0, 20]))
         assert listed == [10, 0, 20] and [p.shape[0] for p in parts] == [10, 0, 20]
