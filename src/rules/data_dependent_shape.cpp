@@ -32,6 +32,7 @@
 #include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
+#include "graphmend/split_dispatch.hpp"
 #include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 
@@ -252,6 +253,8 @@ private:
             if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
             if (n.is("expression_statement")) {  // the index lists GM502 reports
                 if (const auto s = match_row_subset(ctx, def, n)) spans.emplace_back(s->index.begin(), s->index.end());
+                // The sizes the split-size dispatch of GM501 reads out.
+                if (const auto s = match_split_dispatch(ctx, def, n)) spans.emplace_back(s->tolist.begin(), s->tolist.end());
                 return false;
             }
             if (!n.is("for_statement")) return true;

@@ -33,6 +33,7 @@
 #include "graphmend/rule.hpp"
 #include "graphmend/runtime_sources.hpp"
 #include "graphmend/site.hpp"
+#include "graphmend/split_dispatch.hpp"
 
 namespace graphmend::rules {
 
@@ -54,6 +55,10 @@ public:
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (n.is("expression_statement")) {
+                if (auto d = match_split_dispatch(ctx, def, n)) out.push_back(split_site(*d));
+                return true;
+            }
             if (!n.is("for_statement")) return true;
             if (auto d = match_expert_dispatch(ctx, def, n)) out.push_back(site_for(*d));
             return true;
@@ -102,6 +107,33 @@ private:
             "candidate row is taken and the ones the mask does not pick are masked out; otherwise the loop runs as "
             "written",
             d.needs_eval ? ", in eval mode" : "");
+        return site;
+    }
+
+    // The split-size form: the sizes stay a tensor, each consumer's split and concatenation
+    // go through the runtime.
+    static Site split_site(const SplitDispatch& d) {
+        Site site = new_site(kInfo, d.tolist, one_line(fmt::format("expert dispatch by the split sizes {}", d.tolist.text())),
+                             "GB0124");
+        if (!d.refused.empty()) {
+            site.reason = d.refused;
+            return site;
+        }
+        std::vector<edits::Edit> edits;
+        edits.push_back({d.tolist.begin(), d.tolist.end(), fmt::format("_graphmend_sizes({})", d.tensor)});
+        for (const SplitDispatch::Choice& c : d.choices) {
+            edits.push_back({c.arg.begin(), c.arg.end(),
+                             fmt::format("{0} := _graphmend_choose({0}, {1})", c.arg.text(), c.rows)});
+        }
+        for (const SplitConsumer& c : d.consumers) {
+            edits.push_back({c.split_assignment.begin(), c.split_assignment.end(),
+                             fmt::format("{}, {} = _graphmend_split({}, {})", c.list, c.sizes, c.input, c.sizes)});
+            edits.push_back({c.cat.begin(), c.cat.end(), fmt::format("_graphmend_join({}, {})", c.outputs, c.sizes)});
+        }
+        site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
+        site.detail =
+            "under torch.compile, without autograd recording, the sizes stay a tensor and every expert runs on every "
+            "row, each row keeping its own expert's result; otherwise the sizes are read out and split as written";
         return site;
     }
 

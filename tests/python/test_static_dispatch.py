@@ -113,3 +113,121 @@ def test_unrouted_rows_cannot_leak_nan_and_the_graph_does_not_break(tmp_path):
     assert not torch.isnan(want).any()
     assert torch.equal(got, want)
     assert len(graphs) == 1
+
+
+# ---- Split-size dispatch (GraniteMoE's form): _graphmend_sizes / _graphmend_split / _graphmend_join.
+
+def test_split_sizes_stay_a_list_eagerly_with_autograd_or_when_told(monkeypatch):
+    rt = runtime("auto")
+    sizes = torch.tensor([2, 0, 3])
+    with torch.no_grad():
+        assert rt["_graphmend_sizes"](sizes) == [2, 0, 3]  # not compiling: as written
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    assert rt["_graphmend_sizes"](sizes) == [2, 0, 3]  # autograd records: as written
+    with torch.no_grad():
+        kept = rt["_graphmend_sizes"](sizes)
+        assert isinstance(kept, torch.Tensor) and torch.equal(kept, sizes) and kept is not sizes
+        assert rt["_graphmend_sizes"](sizes.float()) == [2.0, 0.0, 3.0]  # not sizes: as written
+    rt = runtime("loop")
+    with torch.no_grad():
+        assert rt["_graphmend_sizes"](sizes) == [2, 0, 3]
+
+
+def test_split_join_keep_each_rows_own_expert_and_cannot_leak_nan(monkeypatch):
+    rt = runtime("auto")
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    torch.manual_seed(0)
+    x = torch.randn(5, 3)
+    sizes = torch.tensor([2, 0, 3])
+    # Expert e computes x * (e + 1) on its own rows and NaN or inf on the others.
+    own = torch.tensor([0, 0, 2, 2, 2])
+
+    def expert(e, rows):
+        if rows.shape[0] == 5:  # static form: every row
+            bad = torch.where(torch.arange(5) % 2 == 0, float("nan"), float("inf"))[:, None]
+            return torch.where((own == e)[:, None], rows * (e + 1), bad)
+        return rows * (e + 1)
+
+    want = torch.cat([expert(e, p) for e, p in enumerate(x.split([2, 0, 3], dim=0))], dim=0)
+    with torch.no_grad():
+        parts, kept = rt["_graphmend_split"](x, sizes)
+        assert kept is sizes and len(parts) == 3 and all(p.shape == x.shape for p in parts)
+        got = rt["_graphmend_join"]([expert(e, parts[e]) for e in range(3)], sizes)
+        assert torch.equal(got, want)
+        with pytest.raises(RuntimeError):  # sizes that do not cover the rows: split raises too
+            rt["_graphmend_join"]([x, x, x], torch.tensor([1, 1, 1]))
+        # The cost rule (experts x rows <= 64, experts <= rows), where the rows are known:
+        # above it the sizes are read out once, and the split runs as written.
+        assert rt["_graphmend_choose"](sizes, torch.zeros(21, 3)) is sizes     # 3 x 21 = 63
+        assert rt["_graphmend_choose"](sizes, torch.zeros(22, 3)) == [2, 0, 3]  # 3 x 22 = 66
+        assert rt["_graphmend_choose"](sizes, torch.zeros(2, 3)) == [2, 0, 3]   # more experts than rows
+        big = torch.zeros(30, 3)
+        parts, listed = rt["_graphmend_split"](big, torch.tensor([10, 0, 20]))
+        assert listed == [10, 0, 20] and [p.shape[0] for p in parts] == [10, 0, 20]
+    # A list: as written.
+    parts, listed = rt["_graphmend_split"](x, [2, 0, 3])
+    assert listed == [2, 0, 3]
+    assert torch.equal(rt["_graphmend_join"](list(parts), listed), torch.cat(x.split([2, 0, 3], dim=0), dim=0))
+
+
+@pytest.mark.slow
+def test_split_fixture_compiles_to_one_graph_and_keeps_outputs_and_gradients(tmp_path):
+    require_graphmend()
+    import pathlib
+
+    original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "split_sizes.py"
+    fixed = fix_copy(original, tmp_path)
+    assert "_graphmend_sizes" in fixed.read_text()
+    want_module = load_module(original, "gm501_split_original")
+    got_module = load_module(fixed, "gm501_split_fixed")
+    torch.manual_seed(0)
+    want_model = want_module.Model().eval()
+    got_model = got_module.Model().eval()
+    got_model.load_state_dict(want_model.state_dict())
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def count_graphs(model, x):
+        torch._dynamo.reset()
+        graphs.clear()
+        with torch.no_grad():
+            out = torch.compile(model, backend=counting, dynamic=False)(x)
+        return out, len(graphs)
+
+    # Above the cost rule (4 experts x 80 rows): the sizes are read out once, and no more breaks
+    # than before (fewer: the read-out is no longer inside the router's frame).
+    big = torch.randn(2, 20, 8)
+    with torch.no_grad():
+        torch._dynamo.reset()
+        want_breaks = torch._dynamo.explain(want_model)(big).graph_break_count
+        torch._dynamo.reset()
+        got_breaks = torch._dynamo.explain(got_model)(big).graph_break_count
+    assert 0 < got_breaks <= want_breaks
+    want_big, _ = count_graphs(want_model, big)
+    got_big, _ = count_graphs(got_model, big)
+    assert all(torch.equal(w, g) for w, g in zip(want_big, got_big))
+    for seed in range(3):
+        torch.manual_seed(seed)
+        (x,) = want_module.example_inputs()
+        with torch.no_grad():
+            want = want_model(x)
+            eager = got_model(x)  # eagerly: the loop as written, bit for bit
+            torch._dynamo.reset()
+            graphs.clear()
+            got = torch.compile(got_model, backend=counting, dynamic=False)(x)
+        assert len(graphs) == 1  # no break: the sizes were not read out
+        for w, e, g in zip(want, eager, got):
+            assert torch.equal(e, w)
+            # Each expert's product runs on more rows: the last bits may differ (BLAS kernels).
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+    # With autograd recording the loop runs as written: the same gradients, bit for bit.
+    (x,) = want_module.example_inputs()
+    want_model(x)[0].sum().backward()
+    got_model(x)[0].sum().backward()
+    for (name, w), (_, g) in zip(want_model.named_parameters(), got_model.named_parameters()):
+        assert (w.grad is None) == (g.grad is None), name
+        if w.grad is not None:
+            assert torch.equal(w.grad, g.grad), name

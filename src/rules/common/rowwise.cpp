@@ -394,7 +394,8 @@ bool RowFlow::holds_rows(const Node& e) const {
             return false;
         }
         if (n.is("identifier") && (rows.contains(std::string(n.text())) || index.contains(std::string(n.text())) ||
-                                   masks.contains(std::string(n.text())) || counts.contains(std::string(n.text())) ||
+                                   masks.contains(std::string(n.text())) || row_lists.contains(std::string(n.text())) ||
+                                   counts.contains(std::string(n.text())) ||
                                    blocks.contains(std::string(n.text())) ||
                                    block_counts.contains(std::string(n.text())))) {
             const Node p = n.parent();
@@ -430,6 +431,10 @@ std::optional<bool> RowFlow::expr(const Node& expr_node) {
         return false;
     }
     if (strict) return strict_expr(e);  // row_layout.cpp
+    if (e.is("subscript") && e.field("value").is("identifier") && row_lists.contains(text(e.field("value"))) &&
+        e.named_children().size() == 2 && !loop_var.empty() && e.field("subscript").text() == loop_var) {
+        return true;  // the loop's slice of the rows
+    }
     if (e.is("subscript") && mask_position(e) >= 0 && !holds_rows(e.field("value"))) {
         mask_gathers.emplace_back(e, mask_position(e));
         return true;

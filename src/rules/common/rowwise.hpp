@@ -54,6 +54,8 @@ public:
     /// `X[..., M, ...]` with the other indices `loop_var`, integers, `:` or `...` gathers rows.
     std::set<std::string> masks;
     std::string loop_var;
+    /// Lists of slices of the rows (`L = X.split(S, dim=0)`): `L[loop_var]` holds rows.
+    std::set<std::string> row_lists;
     /// Each gather by a mask seen so far, with the mask's position among its indices.
     std::vector<std::pair<syntax::Node, int>> mask_gathers;
     /// A Dropout was found; it is row-wise only in eval mode (set instead of failing).
