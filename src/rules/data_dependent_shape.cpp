@@ -32,8 +32,8 @@
 #include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
-#include "graphmend/split_dispatch.hpp"
 #include "graphmend/site.hpp"
+#include "graphmend/split_dispatch.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules {
