@@ -73,10 +73,24 @@ private:
         // The arguments every helper call of this loop ends with: the trip count, the hit
         // list's gate, and the module whose eval mode a Dropout needs.
         std::string tail = d.steps;
-        if (d.hit_list) tail += fmt::format(", {}[{}]", kHits, d.loop_var);
+        if (d.hit_list) tail += fmt::format(", {}[{}]", kHits, d.hit_index);
         if (d.needs_eval) tail += ", module=self";
         std::vector<edits::Edit> edits;
-        if (d.hit_list) {
+        if (d.hit_rows) {
+            // `hit = C.nonzero()` keeps C, and the loop picks its rows: every index as `[e]`, or
+            // C's rows as written (`.nonzero()` moved to the loop, outside any `torch.no_grad()`
+            // around the hit list, so that the choice sees the loop's grad mode).
+            const Node a = d.hit_list.named_children()[0];
+            const Node right = a.field("right");
+            std::string rows(right.text());
+            rows.replace(d.hits_node.begin() - right.begin(), d.hits_node.end() - d.hits_node.begin(), kHits);
+            edits.push_back({a.begin(), a.end(), fmt::format("{} = {}", kHits, d.hits)});
+            const Node it = d.loop.field("right");
+            edits.push_back({it.begin(), it.end(),
+                             fmt::format("([[_graphmend_e] for _graphmend_e in range(len({0}))] if "
+                                         "_graphmend_dispatch_all({1}, {2}, {0}) else {3})",
+                                         kHits, d.stacked, d.dim, rows)});
+        } else if (d.hit_list) {
             const Node a = d.hit_list.named_children()[0];
             edits.push_back({a.begin(), a.end(),
                              fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}) "

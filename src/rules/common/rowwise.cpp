@@ -111,6 +111,60 @@ std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, co
     return out;
 }
 
+// The items of a ModuleDict / ModuleList subclass `cls` that fills itself in its methods
+// (`self[f"expert_{i}"] = C(config)`, transformers 5.x): every item of one class, and nothing
+// else adds, removes or replaces items (no other `self.update(...)`, `del self[...]`, no items
+// passed to `super().__init__`). A ListOf, or none.
+Callable self_items(const Context& ctx, std::size_t file, const std::string& cls, int depth) {
+    const auto& classes = ctx.project.files()[file].index.classes;
+    const auto it = classes.find(cls);
+    if (it == classes.end()) return {};
+    bool container = false;
+    for (const Node& base : it->second.bases) {
+        const std::string ext = ctx.project.external_name(file, base);
+        const std::string_view leaf = last_part(ext);
+        container = container || leaf == "ModuleDict" || leaf == "ModuleList";
+    }
+    if (!container) return {};
+    std::vector<Node> items;
+    bool changed = false;
+    for (const auto& [method, fn] : it->second.methods) {
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (changed || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("assignment") && n.field("left").is("subscript") &&
+                n.field("left").field("value").text() == "self" && n.field("right")) {
+                items.push_back(n.field("right"));
+            }
+            if (n.is("delete_statement") || n.is("augmented_assignment")) changed = true;
+            if (n.is("call") && n.field("function").is("attribute")) {
+                const Node obj = n.field("function").field("object");
+                const std::string_view m = n.field("function").field("attribute").text();
+                if (obj.text() == "self") {
+                    changed = changed || m == "append" || m == "extend" || m == "insert" || m == "update" ||
+                              m == "__setitem__" || m == "__delitem__" || m == "add_module" ||
+                              m == "register_module" || m == "setdefault" || m == "pop" || m == "clear";
+                }
+                if (obj.text() == "super()" && m == "__init__" && !n.field("arguments").named_children().empty()) {
+                    changed = true;
+                }
+            }
+            return !changed;
+        });
+    }
+    if (changed || items.empty()) return {};
+    Callable element = callable_of(ctx, file, Node(), cls, items[0], depth + 1);
+    for (const Node& item : items) {
+        const Callable other = callable_of(ctx, file, Node(), cls, item, depth + 1);
+        if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
+            element.kind == Callable::None) {
+            return {};
+        }
+    }
+    Callable out{Callable::ListOf, file, {}, {}, {}, {}};
+    out.element = std::make_shared<Callable>(std::move(element));
+    return out;
+}
+
 // True when a method of the class calls a mutating method on `self.NAME` (append, extend,
 // insert, update, ...) or assigns one of its items.
 bool container_changed(const Context& ctx, std::size_t file, const std::string& cls, const std::string& name) {
@@ -324,6 +378,12 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
     if (e.is("subscript")) {
         const Node value = syntax::without_parens(e.field("value"));
         if (value.text() == "ACT2FN") return {Callable::Activation, file, {}, {}, {}, {}};
+        // `self[KEY]` in a ModuleDict / ModuleList subclass that fills itself.
+        if (value.is("identifier") && value.text() == "self" && !owner.empty()) {
+            const Callable items = self_items(ctx, file, owner, depth);
+            if (items.kind == Callable::ListOf && items.element) return *items.element;
+            return {};
+        }
         // An element of a ModuleList / ModuleDict / list of modules.
         Callable list = callable_of(ctx, file, def, owner, value, depth + 1);
         if (list.kind == Callable::ListOf && list.element) return *list.element;
