@@ -125,7 +125,7 @@ from torch import nn
 class Expert(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = nn.Linear(4, 4)
+        self.fc = nn.Linear(8, 8)
 
     def forward(self, x):
         return self.fc(x)
@@ -187,8 +187,13 @@ class Model(nn.Module):
 
 
 @pytest.mark.slow
-def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path):
+def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monkeypatch):
     require_graphmend()
+    # Above the cost rule's size: force the static form (it still requires autograd off).
+    import sys
+
+    monkeypatch.setenv("GRAPHMEND_DISPATCH", "static")
+    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v1", raising=False)
     original = tmp_path / "hit_rows.py"
     original.write_text(textwrap.dedent(MODEL_5X))
     fixed = fix_copy(original, tmp_path)
@@ -200,7 +205,7 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path):
     want_model = want_module.Model().eval()
     got_model = got_module.Model().eval()
     got_model.load_state_dict(want_model.state_dict())
-    x = torch.randn(6, 4)
+    x = torch.randn(32, 8)  # each expert gets enough rows for the same kernel (docs/rules/GM501.md)
     graphs = []
 
     def counting(gm, example_inputs):
@@ -225,3 +230,4 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path):
             assert torch.equal(w.grad, g.grad), name
     assert want_model.a["expert_3"].fc.weight.grad is None
     assert want_model.b.experts[3].fc.weight.grad is None
+    sys.modules.pop("_graphmend_static_dispatch_v1", None)
