@@ -114,8 +114,11 @@ std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, co
 // The items of a ModuleDict / ModuleList subclass `cls` that fills itself in its methods
 // (`self[f"expert_{i}"] = C(config)`, transformers 5.x): every item of one class, and nothing
 // else adds, removes or replaces items (no other `self.update(...)`, `del self[...]`, no items
-// passed to `super().__init__`). A ListOf, or none.
-Callable self_items(const Context& ctx, std::size_t file, const std::string& cls, int depth) {
+// passed to `super().__init__`). A module the class assigns to an attribute of itself is an item
+// too (nn.Module.__setattr__ registers it): a ModuleDict's key must then be a string or f-string
+// whose literal start no such attribute name has, and a ModuleList may assign none. A ListOf, or
+// none.
+Callable self_items(const Context& ctx, std::size_t file, const std::string& cls, const Node& key, int depth) {
     const auto& classes = ctx.project.files()[file].index.classes;
     const auto it = classes.find(cls);
     if (it == classes.end()) return {};
@@ -126,6 +129,14 @@ Callable self_items(const Context& ctx, std::size_t file, const std::string& cls
         container = container || leaf == "ModuleDict" || leaf == "ModuleList";
     }
     if (!container) return {};
+    std::string prefix;  // the literal start of a string or f-string key
+    if (const Node k = syntax::without_parens(key); k && k.is("string")) {
+        for (const Node& part : k.named_children()) {
+            if (part.is("string_start")) continue;
+            if (part.is("string_content")) prefix = text(part);
+            break;
+        }
+    }
     std::vector<Node> items;
     bool changed = false;
     for (const auto& [method, fn] : it->second.methods) {
@@ -135,7 +146,16 @@ Callable self_items(const Context& ctx, std::size_t file, const std::string& cls
                 n.field("left").field("value").text() == "self" && n.field("right")) {
                 items.push_back(n.field("right"));
             }
-            if (n.is("delete_statement") || n.is("augmented_assignment")) changed = true;
+            if (n.is("assignment") && n.field("left").is("attribute") &&
+                n.field("left").field("object").text() == "self" &&
+                (prefix.empty() || n.field("left").field("attribute").text().starts_with(prefix))) {
+                changed = true;  // an attribute that may be a module, registered as an item
+            }
+            if (n.is("delete_statement") ||
+                (n.is("augmented_assignment") && n.field("left").is("subscript") &&
+                 n.field("left").field("value").text() == "self")) {
+                changed = true;
+            }
             if (n.is("call") && n.field("function").is("attribute")) {
                 const Node obj = n.field("function").field("object");
                 const std::string_view m = n.field("function").field("attribute").text();
@@ -380,7 +400,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
         if (value.text() == "ACT2FN") return {Callable::Activation, file, {}, {}, {}, {}};
         // `self[KEY]` in a ModuleDict / ModuleList subclass that fills itself.
         if (value.is("identifier") && value.text() == "self" && !owner.empty()) {
-            const Callable items = self_items(ctx, file, owner, depth);
+            const Callable items = self_items(ctx, file, owner, e.field("subscript"), depth);
             if (items.kind == Callable::ListOf && items.element) return *items.element;
             return {};
         }
