@@ -147,6 +147,9 @@ public:
                 }
                 if (!flow_.assignment(a)) return refuse(flow_.why());
                 if (a.field("left").is("identifier")) assigned_.insert(text(a.field("left")));
+                for (const Node& t : a.field("left").named_children()) {  // `gate, up = ...chunk(2, dim=-1)`
+                    if (t.is("identifier")) assigned_.insert(text(t));
+                }
                 continue;
             }
             if (s.is("expression_statement") && s.named_children().size() == 1 &&

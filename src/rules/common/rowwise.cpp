@@ -877,9 +877,53 @@ std::optional<bool> RowFlow::block(const Node& body) {
     return returns_rows;
 }
 
+// `A, B = X.chunk(N, dim=D)` with X rows, N the number of names and D a dimension after the
+// rows' (D >= 1, or -1 on the output of a matrix product, which has two dimensions at least):
+// each part holds the rows' own columns (Mixtral's `gate, up = F.linear(x, w).chunk(2, dim=-1)`).
+bool RowFlow::chunk_of_rows(const Node& a) {
+    const Node left = a.field("left");
+    const Node call = syntax::without_parens(a.field("right"));
+    if (!call.is("call") || !call.field("function").is("attribute") ||
+        call.field("function").field("attribute").text() != "chunk") {
+        return false;
+    }
+    const auto args = call.field("arguments").named_children();
+    if (args.size() != 2 || !args[0].is("integer")) return false;
+    const Node dim = args[1].is("keyword_argument") ? args[1].field("value") : args[1];
+    if (args[1].is("keyword_argument") && args[1].field("name").text() != "dim") return false;
+    std::vector<std::string> names;
+    for (const Node& t : left.named_children()) {
+        if (!t.is("identifier")) return false;
+        names.push_back(text(t));
+    }
+    if (std::to_string(names.size()) != args[0].text()) return false;
+    const Node recv = syntax::without_parens(call.field("function").field("object"));
+    const auto r = expr(recv);
+    if (!r || !*r) return false;
+    bool product = false;
+    if (recv.is("call")) {
+        const std::string_view leaf = last_part(ctx_.project.external_name(file_, recv.field("function")));
+        product = leaf == "linear" || leaf == "matmul" ||
+                  (recv.field("function").is("attribute") && recv.field("function").field("attribute").text() == "matmul");
+    }
+    const bool after_rows = (dim.is("integer") && dim.text() != "0") || (dim.text() == "-1" && product);
+    if (!after_rows) return false;
+    rows.insert(names.begin(), names.end());
+    return true;
+}
+
 bool RowFlow::assignment(const Node& a) {
     if (strict) return strict_assignment(a);  // row_layout.cpp
     const Node left = a.field("left");
+    if (a.is("assignment") && (left.is("pattern_list") || left.is("tuple_pattern")) && holds_rows(a.field("right"))) {
+        if (chunk_of_rows(a)) return true;
+        const Node r = syntax::without_parens(a.field("right"));
+        if (why_.empty() && r.is("call") && r.field("function").is("attribute") &&
+            r.field("function").field("attribute").text() == "chunk") {
+            return fail(a, "a `.chunk()` of the rows not shown to split their columns (dim >= 1, or -1 on the output "
+                           "of a matrix product, into as many names as parts)");
+        }
+    }
     if (!left.is("identifier")) {
         if (holds_rows(a)) return fail(a, "rows stored outside a local");
         // In a function the rows are passed to: state it stores would be stored for experts or
