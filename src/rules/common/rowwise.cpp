@@ -111,6 +111,24 @@ std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, co
     return out;
 }
 
+// A ListOf (in `file`) whose element is what each of `items` (expressions of `item_file`, in
+// methods of `cls`) makes, when they all make the same known thing; none otherwise.
+Callable one_class_list(const Context& ctx, std::size_t item_file, const std::string& cls,
+                        const std::vector<Node>& items, std::size_t file, int depth) {
+    if (items.empty()) return {};
+    Callable element = callable_of(ctx, item_file, Node(), cls, items[0], depth + 1);
+    for (const Node& item : items) {
+        const Callable other = callable_of(ctx, item_file, Node(), cls, item, depth + 1);
+        if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
+            element.kind == Callable::None) {
+            return {};
+        }
+    }
+    Callable out{Callable::ListOf, file, {}, {}, {}, {}};
+    out.element = std::make_shared<Callable>(std::move(element));
+    return out;
+}
+
 // The items of a ModuleDict / ModuleList subclass `cls` that fills itself in its methods
 // (`self[f"expert_{i}"] = C(config)`, transformers 5.x): every item of one class, and nothing
 // else adds, removes or replaces items (no other `self.update(...)`, `del self[...]`, no items
@@ -171,18 +189,8 @@ Callable self_items(const Context& ctx, std::size_t file, const std::string& cls
             return !changed;
         });
     }
-    if (changed || items.empty()) return {};
-    Callable element = callable_of(ctx, file, Node(), cls, items[0], depth + 1);
-    for (const Node& item : items) {
-        const Callable other = callable_of(ctx, file, Node(), cls, item, depth + 1);
-        if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
-            element.kind == Callable::None) {
-            return {};
-        }
-    }
-    Callable out{Callable::ListOf, file, {}, {}, {}, {}};
-    out.element = std::make_shared<Callable>(std::move(element));
-    return out;
+    if (changed) return {};
+    return one_class_list(ctx, file, cls, items, file, depth);
 }
 
 // True when a method of the class calls a mutating method on `self.NAME` (append, extend,
@@ -371,18 +379,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
             if ((leaf == "ModuleDict" || leaf == "ModuleList") && value.field("arguments").named_children().empty()) {
                 // Filled item by item: `self.NAME[key] = C(...)`, every item of one class.
                 const auto items = self_item_assignments(ctx, values[0].first, owner, text(e.field("attribute")));
-                if (items.empty()) return {};
-                Callable element = callable_of(ctx, values[0].first, Node(), cls_owner, items[0], depth + 1);
-                for (const Node& item : items) {
-                    const Callable other = callable_of(ctx, values[0].first, Node(), cls_owner, item, depth + 1);
-                    if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
-                        element.kind == Callable::None) {
-                        return {};
-                    }
-                }
-                Callable out{Callable::ListOf, file, {}, {}, {}, {}};
-                out.element = std::make_shared<Callable>(std::move(element));
-                return out;
+                return one_class_list(ctx, values[0].first, cls_owner, items, file, depth);
             }
             Callable built = callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
             if (built.kind == Callable::ListOf && container_changed(ctx, values[0].first, owner, text(e.field("attribute")))) {
