@@ -11,6 +11,9 @@
 //     (idx, top_x), _graphmend_valid = _graphmend_pairs(expert_mask[e], N)
 //     out.index_add_(0, top_x, _graphmend_keep(_graphmend_valid, SRC))
 //     hit = range(len(expert_mask)) if _graphmend_dispatch_all(expert_mask) else <as written>
+// or, for transformers 5.x's loop over the rows of `hit = C.nonzero()`, the hit list's statement
+// becomes `_graphmend_hits = C` and the loop's iterable
+//     [[e] for e in range(len(_graphmend_hits))] if _graphmend_dispatch_all(...) else _graphmend_hits.nonzero()
 // Traced without autograd recording, and within the measured cost limit, every pair of the
 // mask is taken and the ones it does not hold add zeros: static shapes, no graph break.
 // Otherwise (eagerly too) the loop runs as written.

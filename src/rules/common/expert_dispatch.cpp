@@ -10,7 +10,8 @@
 //   - no value computed from the pairs is read after the loop, and nothing else in the
 //     body has an effect the extra pairs would repeat;
 //   - a loop over the experts a mask hits (`hit = (M.sum(...) > 0).nonzero(...)[0].tolist()`
-//     with M a one_hot) may run over every expert: the others hold no pair and add zeros.
+//     with M a one_hot) may run over every expert: the others hold no pair and add zeros; so
+//     may transformers 5.x's loop over the rows of `C.nonzero()` (rows_hit_header below).
 // index_add_ adds each row's contributions in the order of the pairs, which the static form
 // keeps (torch.where lists pairs in row-major order, as does the static form).
 #include "graphmend/expert_dispatch.hpp"
