@@ -43,6 +43,13 @@ struct ExpertDispatch {
     /// .tolist break too), or invalid.
     syntax::Node hit_list;
     std::string hits;     // C
+    /// The hit list is `C.nonzero()` (or `torch.nonzero(C)`): the loop runs over its rows, each a
+    /// one-element tensor (transformers 5.x). The loop's iterable is rewritten rather than the
+    /// hit list's statement (which may sit under `torch.no_grad()`), so that the choice of the
+    /// static form sees the loop's own grad mode.
+    bool hit_rows = false;
+    syntax::Node hits_node;  // C in the hit list's statement
+    std::string hit_index;   // the index of an expert in the loop: `e`, or `row[0]` (hit_rows)
     std::string stacked;  // the loop's mask is `stacked[..., e, ...]`, e at dimension `dim`
     int dim = 0;
     std::string steps;    // Python text of the loop's trip count over all experts

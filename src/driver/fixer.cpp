@@ -172,7 +172,13 @@ void refuse_defaults_before_dynamic_shapes(FileOutcome& out, bool unsafe_fixes) 
     const rules::Site* left = nullptr;
     for (const auto& site : out.sites) {
         const bool dynamic_shape = site.code.starts_with("GM4") || site.code.starts_with("GM5");
-        const bool kept = !site.fix || (site.fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
+        // GM501/GM502 choose their static form at run time (under torch.compile, autograd not
+        // recording, within the cost rule): otherwise the loop runs as written and breaks, so a
+        // fixed site of theirs still counts as kept (Switch Transformers at 5.24 in training:
+        // 16 -> 17 breaks with the default made, measured with GRAPHMEND_DISPATCH=loop).
+        const bool runtime_choice = site.code == "GM501" || site.code == "GM502";
+        const bool kept = !site.fix || runtime_choice ||
+                          (site.fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
         if (dynamic_shape && kept) {
             left = &site;
             break;

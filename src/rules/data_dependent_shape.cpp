@@ -224,7 +224,12 @@ public:
                 return n.is("for_statement");
             }
             if (n.is("for_statement")) {
-                check_tensor_loop(ctx, def, n, out);
+                // Not a loop over a fixed dispatch's hit rows: GM501 rewrites its iterable.
+                const Node it = n.field("right");
+                const bool rewritten = std::any_of(dispatch_spans.begin(), dispatch_spans.end(), [&](const auto& s) {
+                    return s.first == it.begin() && s.second == it.end();
+                });
+                if (!rewritten) check_tensor_loop(ctx, def, n, out);
                 return true;
             }
             if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
@@ -263,6 +268,9 @@ private:
                 for (const auto& [g, pos] : d->gathers) spans.emplace_back(g.begin(), g.end());
                 for (const auto& [p, pos] : d->puts) spans.emplace_back(p.field("left").begin(), p.field("left").end());
                 if (d->refused.empty() && d->hit_list) spans.emplace_back(d->hit_list.begin(), d->hit_list.end());
+                if (d->refused.empty() && d->hit_rows) {
+                    spans.emplace_back(d->loop.field("right").begin(), d->loop.field("right").end());
+                }
             }
             return true;
         });

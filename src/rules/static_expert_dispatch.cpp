@@ -11,6 +11,9 @@
 //     (idx, top_x), _graphmend_valid = _graphmend_pairs(expert_mask[e], N)
 //     out.index_add_(0, top_x, _graphmend_keep(_graphmend_valid, SRC))
 //     hit = range(len(expert_mask)) if _graphmend_dispatch_all(expert_mask) else <as written>
+// or, for transformers 5.x's loop over the rows of `hit = C.nonzero()`, the hit list's statement
+// becomes `_graphmend_hits = C` and the loop's iterable
+//     [[e] for e in range(len(_graphmend_hits))] if _graphmend_dispatch_all(...) else _graphmend_hits.nonzero()
 // Traced without autograd recording, and within the measured cost limit, every pair of the
 // mask is taken and the ones it does not hold add zeros: static shapes, no graph break.
 // Otherwise (eagerly too) the loop runs as written.
@@ -78,10 +81,24 @@ private:
         // The arguments every helper call of this loop ends with: the trip count, the hit
         // list's gate, and the module whose eval mode a Dropout needs.
         std::string tail = d.steps;
-        if (d.hit_list) tail += fmt::format(", {}[{}]", kHits, d.loop_var);
+        if (d.hit_list) tail += fmt::format(", {}[{}]", kHits, d.hit_index);
         if (d.needs_eval) tail += ", module=self";
         std::vector<edits::Edit> edits;
-        if (d.hit_list) {
+        if (d.hit_rows) {
+            // `hit = C.nonzero()` keeps C, and the loop picks its rows: every index as `[e]`, or
+            // C's rows as written (`.nonzero()` moved to the loop, outside any `torch.no_grad()`
+            // around the hit list, so that the choice sees the loop's grad mode).
+            const Node a = d.hit_list.named_children()[0];
+            const Node right = a.field("right");
+            std::string rows(right.text());
+            rows.replace(d.hits_node.begin() - right.begin(), d.hits_node.end() - d.hits_node.begin(), kHits);
+            edits.push_back({a.begin(), a.end(), fmt::format("{} = {}", kHits, d.hits)});
+            const Node it = d.loop.field("right");
+            edits.push_back({it.begin(), it.end(),
+                             fmt::format("([[_graphmend_e] for _graphmend_e in range(len({0}))] if "
+                                         "_graphmend_dispatch_all({1}, {2}, {0}) else {3})",
+                                         kHits, d.stacked, d.dim, rows)});
+        } else if (d.hit_list) {
             const Node a = d.hit_list.named_children()[0];
             edits.push_back({a.begin(), a.end(),
                              fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}) "

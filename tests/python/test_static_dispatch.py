@@ -2,6 +2,7 @@
 its order; a pair the mask does not hold cannot leak an inf or NaN into the result; the static
 form is taken only compiled without autograd recording, and eagerly the loop runs as written.
 """
+import sys
 import textwrap
 
 import pytest
@@ -231,3 +232,121 @@ def test_split_fixture_compiles_to_one_graph_and_keeps_outputs_and_gradients(tmp
         assert (w.grad is None) == (g.grad is None), name
         if w.grad is not None:
             assert torch.equal(w.grad, g.grad), name
+
+
+# The transformers 5.x form (Switch Transformers, NLLB-MoE; Mixtral's eager experts): the loop
+# runs over the rows of `...nonzero()`, the hit list taken under torch.no_grad().
+MODEL_5X = '''
+import torch
+from torch import nn
+
+
+class Expert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Experts(nn.ModuleDict):
+    def __init__(self):
+        super().__init__()
+        for idx in range(4):
+            self[f"expert_{idx}"] = Expert()
+
+    def forward(self, x, selected, weights):
+        out = torch.zeros_like(x)
+        with torch.no_grad():
+            expert_mask = selected.permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
+            rows = self[f"expert_{expert_idx[0]}"](x[top_x]) * weights[top_x, idx, None]
+            out.index_add_(0, top_x, rows.to(x.dtype))
+        return out
+
+
+class ListExperts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.num_experts = 4
+        self.experts = nn.ModuleList([Expert() for _ in range(4)])
+
+    def forward(self, x, top_k_index, weights):
+        out = torch.zeros_like(x)
+        with torch.no_grad():
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts + 1)
+            expert_mask = expert_mask.permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            expert_idx = expert_idx[0]
+            if expert_idx == self.num_experts:
+                continue
+            pos, token = torch.where(expert_mask[expert_idx])
+            rows = self.experts[expert_idx](x[token]) * weights[token, pos, None]
+            out.index_add_(0, token, rows.to(x.dtype))
+        return out
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Experts()
+        self.b = ListExperts()
+
+    def forward(self, x):
+        # Expert 3 is never chosen: its gradients stay None.
+        choice = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+        selected = torch.nn.functional.one_hot(choice, num_classes=4)[:, None, :]
+        h = x + self.a(x, selected, torch.ones(x.shape[0], 1))
+        return h + self.b(h, choice[:, None], torch.ones(x.shape[0], 1))
+'''
+
+
+@pytest.mark.slow
+def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monkeypatch):
+    require_graphmend()
+    # Above the cost rule's size: force the static form (it still requires autograd off).
+    import sys
+
+    monkeypatch.setenv("GRAPHMEND_DISPATCH", "static")
+    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v1", raising=False)
+    original = tmp_path / "hit_rows.py"
+    original.write_text(textwrap.dedent(MODEL_5X))
+    fixed = fix_copy(original, tmp_path)
+    text = fixed.read_text()
+    assert text.count("if _graphmend_dispatch_all(") == 2 and "expert_hit = " not in text
+    want_module = load_module(original, "gm501_rows_original")
+    got_module = load_module(fixed, "gm501_rows_fixed")
+    torch.manual_seed(0)
+    want_model = want_module.Model().eval()
+    got_model = got_module.Model().eval()
+    got_model.load_state_dict(want_model.state_dict())
+    x = torch.randn(32, 8)  # each expert gets enough rows for the same kernel (docs/rules/GM501.md)
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        want = want_model(x)
+        got = torch.compile(got_model, backend=counting, dynamic=False)(x)
+    assert torch.equal(got, want)
+    assert len(graphs) == 1
+
+    # With autograd recording the loop runs as written, although the hit list is taken under
+    # torch.no_grad(): an expert no token reaches keeps a None gradient.
+    torch._dynamo.reset()
+    want_model(x).sum().backward()
+    torch.compile(got_model, backend="eager", dynamic=False)(x).sum().backward()
+    for (name, w), (_, g) in zip(want_model.named_parameters(), got_model.named_parameters()):
+        assert (w.grad is None) == (g.grad is None), name
+        if w.grad is not None:
+            assert torch.equal(w.grad, g.grad), name
+    assert want_model.a["expert_3"].fc.weight.grad is None
+    assert want_model.b.experts[3].fc.weight.grad is None
+    sys.modules.pop("_graphmend_static_dispatch_v1", None)

@@ -10,7 +10,8 @@
 //   - no value computed from the pairs is read after the loop, and nothing else in the
 //     body has an effect the extra pairs would repeat;
 //   - a loop over the experts a mask hits (`hit = (M.sum(...) > 0).nonzero(...)[0].tolist()`
-//     with M a one_hot) may run over every expert: the others hold no pair and add zeros.
+//     with M a one_hot) may run over every expert: the others hold no pair and add zeros; so
+//     may transformers 5.x's loop over the rows of `C.nonzero()` (rows_hit_header below).
 // index_add_ adds each row's contributions in the order of the pairs, which the static form
 // keeps (torch.where lists pairs in row-major order, as does the static form).
 #include "graphmend/expert_dispatch.hpp"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "graphmend/liveness.hpp"
 #include "rowwise.hpp"
@@ -39,6 +41,12 @@ std::vector<Node> statements(const Node& block) {
         if (!s.is("comment")) out.push_back(s);
     }
     return out;
+}
+
+// The first line of a statement's text.
+std::string head_line(const Node& s) {
+    const std::string_view t = s.text();
+    return std::string(t.substr(0, t.find('\n')));
 }
 
 // `A, B = CALL`: the assignment, when the statement is one.
@@ -140,6 +148,9 @@ public:
                 }
                 if (!flow_.assignment(a)) return refuse(flow_.why());
                 if (a.field("left").is("identifier")) assigned_.insert(text(a.field("left")));
+                for (const Node& t : a.field("left").named_children()) {  // `gate, up = ...chunk(2, dim=-1)`
+                    if (t.is("identifier")) assigned_.insert(text(t));
+                }
                 continue;
             }
             if (s.is("expression_statement") && s.named_children().size() == 1 &&
@@ -338,6 +349,75 @@ Node nonzero_list_of(const Context& ctx, const Node& rhs) {
     return pairs_mask(ctx, nz);  // the same three spellings as the pairs
 }
 
+// The tensor C of `C.nonzero()` or `torch.nonzero(C)` (without as_tuple: a tensor of index
+// rows, transformers 5.x's `expert_hit = torch.greater(M.sum(dim=(-1, -2)), 0).nonzero()`), or
+// invalid.
+Node nonzero_rows_of(const Context& ctx, const Node& rhs) {
+    const Node call = syntax::without_parens(rhs);
+    if (!call.is("call")) return {};
+    const Node fn = call.field("function");
+    const auto args = call.field("arguments").named_children();
+    const std::string ext = ctx.project.external_name(ctx.file, fn);
+    if (ext == "torch.nonzero" && args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("list_splat")) {
+        return args[0];
+    }
+    if (fn.is("attribute") && fn.field("attribute").text() == "nonzero" && args.empty() && ext.empty()) {
+        return fn.field("object");
+    }
+    return {};
+}
+
+// True when `n` holds a call.
+bool has_call(const Node& n) {
+    bool found = false;
+    syntax::walk(n, [&](const Node& x) {
+        found = found || x.is("call");
+        return !found;
+    });
+    return found;
+}
+
+// The statement `HIT = C.nonzero()` a loop `for row in HIT:` runs over: before the loop, or
+// the last statement of a `with torch.no_grad():` block before it, with only statements
+// `NAME = EXPR` between that call nothing and assign neither HIT nor a name C reads (the
+// static form evaluates `.nonzero()` at the loop instead). The assignment, or invalid.
+Node rows_hit_assignment(const Context& ctx, const Node& loop, const std::string& hit) {
+    Node prev = previous_statement(loop);
+    std::set<std::string> between;
+    while (prev) {
+        const Node a = assignment_of(prev);
+        if (!a || !a.field("left").is("identifier") || a.field("left").text() == hit || has_call(a.field("right"))) {
+            break;
+        }
+        between.insert(text(a.field("left")));
+        prev = previous_statement(prev);
+    }
+    if (prev && prev.is("with_statement")) {
+        const Node clause = prev.named_children().empty() ? Node() : prev.named_children()[0];
+        const auto items = clause && clause.is("with_clause") ? clause.named_children() : std::vector<Node>{};
+        const Node value = items.size() == 1 && items[0].is("with_item") && items[0].named_children().size() == 1
+                               ? syntax::without_parens(items[0].named_children()[0])
+                               : Node();
+        if (!value || !value.is("call") || !value.field("arguments").named_children().empty() ||
+            ctx.project.external_name(ctx.file, value.field("function")) != "torch.no_grad") {
+            return {};
+        }
+        const auto body = statements(prev.field("body"));
+        if (body.empty()) return {};
+        prev = body.back();
+    }
+    const Node a = prev ? assignment_of(prev) : Node();
+    if (!a || !a.field("left").is("identifier") || a.field("left").text() != hit) return {};
+    const Node c = nonzero_rows_of(ctx, a.field("right"));
+    if (!c) return {};
+    bool reads = false;
+    syntax::walk(c, [&](const Node& n) {
+        reads = reads || (n.is("identifier") && between.contains(text(n)));
+        return !reads;
+    });
+    return reads ? Node() : a;
+}
+
 // `BASE[:, ..., e, :, ...]` or `BASE[..., e]`: BASE's name and the dimension e indexes (-1 for
 // the last), or {"", 0}.
 std::pair<std::string, int> stacked_mask(const Node& mask, const std::string& loop_var) {
@@ -364,13 +444,16 @@ std::pair<std::string, int> stacked_mask(const Node& mask, const std::string& lo
 // by the loop), where the loop's mask is `BASE[..., e, ...]`: the static form runs over every
 // index of C instead, and gates each expert's pairs with `C[e] != 0`, which is what put e in
 // HIT; so it equals the loop for any C. Sets hit_list/hits/stacked/dim/steps.
+bool rows_hit_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d);
+
 bool hit_list_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d) {
     const Node iterable = loop.field("right");
     const Node prev = previous_statement(loop);
     const Node a = prev ? assignment_of(prev) : Node();
-    if (!a || !a.field("left").is("identifier") || a.field("left").text() != iterable.text()) return false;
-    const Node hits = nonzero_list_of(ctx, a.field("right"));
-    if (!hits) return false;
+    const Node hits = a && a.field("left").is("identifier") && a.field("left").text() == iterable.text()
+                          ? nonzero_list_of(ctx, a.field("right"))
+                          : Node();
+    if (!hits) return rows_hit_header(ctx, def, loop, mask, d);
     const auto [base, dim] = stacked_mask(mask, d.loop_var);
     if (base.empty()) return false;
     int reads = 0;  // of the list: after its statement (the statement itself may read C by that name)
@@ -383,10 +466,137 @@ bool hit_list_header(const Context& ctx, const Node& def, const Node& loop, cons
     if (reads != 1) return false;
     d.hit_list = prev;
     d.hits = text(hits);
+    d.hit_index = d.loop_var;
     d.stacked = base;
     d.dim = dim;
     d.steps = fmt::format("{}.shape[{}]", base, dim);
     return true;
+}
+
+// `row[0]`: true when `e` is that subscript of the name `row`.
+bool first_of(const Node& e, const std::string& row) {
+    const Node n = syntax::without_parens(e);
+    if (!n.is("subscript") || !n.field("value").is("identifier") || n.field("value").text() != row) return false;
+    const auto parts = n.named_children();
+    return parts.size() == 2 && parts[1].is("integer") && parts[1].text() == "0";
+}
+
+// The transformers 5.x form: `for row in HIT:` over `HIT = C.nonzero()` (rows of one index
+// each), the expert's index taken as `e = row[0]` first in the body or read as `row[0]`, and
+// the loop's mask `BASE[..., e, ...]` or `BASE[row].squeeze(0)`. The static form runs over the
+// one-element lists `[e]` of every index of C, each gated by `C[e] != 0` as before: `row[0]`
+// is then the Python int e where the loop had a 0-d tensor of the same value, and
+// `BASE[[e]]` is `BASE[row]`. So the index may only pick (`X[e]`, an element of a module
+// container), be formatted (`f"expert_{e}"`, the same digits) or be compared (a `continue`
+// test before the pairs), where the two give the same result.
+bool rows_hit_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d) {
+    const Node iterable = loop.field("right");
+    if (!iterable.is("identifier") || !loop.field("left").is("identifier")) return false;
+    const Node a = rows_hit_assignment(ctx, loop, text(iterable));
+    if (!a) return false;
+    const Node stmt = a.parent();
+    const Node hits = nonzero_rows_of(ctx, a.field("right"));
+    const std::string row = text(loop.field("left"));
+    const Node body = loop.field("body");
+    const auto stmts = statements(body);
+    std::string index;
+    Node rebind;
+    if (const Node r = stmts.empty() ? Node() : assignment_of(stmts[0]);
+        r && r.field("left").is("identifier") && first_of(r.field("right"), row)) {
+        index = text(r.field("left"));
+        rebind = r;
+    }
+    std::string base;
+    int dim = 0;
+    Node mask_row;  // `row` in `BASE[row].squeeze(0)`
+    if (!index.empty()) {
+        std::tie(base, dim) = stacked_mask(mask, index);
+    } else if (const Node m = syntax::without_parens(mask); m.is("call") && m.field("function").is("attribute") &&
+                                                             m.field("function").field("attribute").text() == "squeeze") {
+        const auto args = m.field("arguments").named_children();
+        const Node sub = syntax::without_parens(m.field("function").field("object"));
+        if (args.size() == 1 && args[0].text() == "0" && sub.is("subscript") && sub.field("value").is("identifier") &&
+            sub.named_children().size() == 2 && sub.named_children()[1].is("identifier") &&
+            sub.named_children()[1].text() == row) {
+            base = text(sub.field("value"));
+            mask_row = sub.named_children()[1];
+        }
+    }
+    if (base.empty()) {
+        d.refused = fmt::format("the loop runs over the rows of `{}`, and its mask is neither `BASE[..., e, ...]` with "
+                                "`e = {}[0]` first nor `BASE[{}].squeeze(0)`",
+                                a.field("right").text(), row, row);
+        return false;
+    }
+    // Every read of the row and of the index, and no other assignment of either.
+    bool ok = true;
+    auto index_use = [&](const Node& u) {
+        const Node p = u.parent();
+        const bool picks = p.is("subscript") && !(p.field("value") == u);
+        const bool tested = p.is("comparison_operator") && p.parent().is("if_statement");
+        ok = ok && (picks || p.is("interpolation") || tested);
+    };
+    syntax::walk(body, [&](const Node& n) {
+        if (!ok || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment")) && !(n == rebind)) {
+            syntax::walk(n.field("left"), [&](const Node& t) {
+                ok = ok && !(t.is("identifier") && (t.text() == row || (!index.empty() && t.text() == index)));
+                return ok;
+            });
+        }
+        if (!n.is("identifier") || !analysis::is_read(n)) return true;
+        const bool after_rebind = rebind && n.begin() >= rebind.end();
+        if (n.text() == row && !(index == row && after_rebind)) {
+            if (rebind && inside(n, rebind.field("right"))) return true;
+            if (mask_row && n == mask_row) return true;
+            if (index.empty() && first_of(n.parent(), row)) {
+                index_use(n.parent());
+                return true;
+            }
+            ok = false;
+        } else if (!index.empty() && n.text() == index && after_rebind) {
+            index_use(n);
+        }
+        return true;
+    });
+    if (!ok) {
+        d.refused = fmt::format("the loop runs over the rows of `{}`, and reads a row other than as `row[0]` or in its "
+                                "mask, or an index other than to pick, format or test it (the static form gives a "
+                                "list and an int there)",
+                                a.field("right").text());
+        return false;
+    }
+    int reads = 0;  // of the list, after its statement
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("identifier") && n.text() == iterable.text() && analysis::is_read(n) && n.begin() >= stmt.end()) {
+            ++reads;
+        }
+        return true;
+    });
+    if (reads != 1) return false;
+    d.hit_list = stmt;
+    d.hit_rows = true;
+    d.hits_node = hits;
+    d.hits = text(hits);
+    d.hit_index = index.empty() ? row + "[0]" : index;
+    if (!index.empty()) d.loop_var = index;
+    d.stacked = base;
+    d.dim = dim;
+    d.steps = fmt::format("{}.shape[{}]", base, dim);
+    return true;
+}
+
+// `if TEST: continue` with a TEST that calls nothing and reads no rows: before the pairs it
+// skips an expert for its index alone, which has the same value in the static form; an expert
+// the static form adds and skips would only have added zeros.
+bool skip_test(const Node& stmt, RowFlow& flow) {
+    if (!stmt.is("if_statement")) return false;
+    for (const Node& c : stmt.named_children()) {
+        if (c.is("elif_clause") || c.is("else_clause")) return false;
+    }
+    const auto body = statements(stmt.field("consequence"));
+    return body.size() == 1 && body[0].is("continue_statement") && !has_call(stmt.field("condition")) &&
+           !flow.holds_rows(stmt.field("condition"));
 }
 
 // The last assignment of `name` in `def` before `loop`, in a block around the loop, or invalid.
@@ -474,8 +684,16 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     d.loop = loop;
     d.loop_var = loop_index(loop);
     std::size_t at = 0;  // the first statement checked as part of the dispatch
+    std::string pairs_under;  // the `with` the pairs are taken under, if any
     for (std::size_t i = 0; i < stmts.size(); ++i) {
-        const Node a = assignment_of(stmts[i]);
+        Node a = assignment_of(stmts[i]);
+        if (stmts[i].is("with_statement")) {  // `with torch.no_grad(): idx, top_x = torch.where(M)` (DBRX)
+            const auto inner = statements(stmts[i].field("body"));
+            a = inner.size() == 1 ? assignment_of(inner[0]) : Node();
+            pairs_under = a ? head_line(stmts[i]) : "";
+        } else {
+            pairs_under.clear();
+        }
         if (!a || !(a.field("left").is("pattern_list") || a.field("left").is("tuple_pattern"))) continue;
         if (const Node mask = pairs_mask(ctx, syntax::without_parens(a.field("right")))) {
             d.pairs = stmts[i];
@@ -488,6 +706,12 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     }
     Matcher m(ctx, def, d);
     m.flow().loop_var = d.loop_var;
+    if (d.pairs && !pairs_under.empty()) {
+        m.refuse(fmt::format("the pairs are taken under `{}`: the choice of the static form there would not see the "
+                             "grad mode of the computation on the rows",
+                             pairs_under));
+        return d;
+    }
     if (const Node right = loop.field("right"); right.is("call") && right.field("function").text() == "enumerate" &&
                                                right.field("arguments").named_children().size() == 1) {
         const auto names = loop.field("left").named_children();
@@ -522,6 +746,7 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
         d.steps = args.size() == 1 ? text(args[0]) : fmt::format("len({})", iterable.text());
     } else if (iterable.is("identifier") && hit_list_header(ctx, def, loop, loop_mask, d)) {
         hit = true;
+        m.flow().loop_var = d.loop_var;
     } else if (iterable.is("call") && iterable.field("function").text() == "enumerate" &&
                iterable.field("arguments").named_children().size() == 1 &&
                !ctx.values.eval(ctx.file, iterable.field("arguments").named_children()[0]).tensor()) {
@@ -533,6 +758,7 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     }
     // Before the pairs: in the hit-list form every expert now runs them, so no calls.
     for (std::size_t i = 0; d.pairs && i + 1 < at; ++i) {
+        if (skip_test(stmts[i], m.flow())) continue;
         const Node a = assignment_of(stmts[i]);
         bool calls = false;
         syntax::walk(stmts[i], [&](const Node& n) {
@@ -574,7 +800,8 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
             if (!n.is("call") || n == d.pairs_call || m.flow().holds_rows(n)) return true;
             const Node fn = n.field("function");
             const bool harmless = fn.text() == "getattr" || fn.text() == "len" ||
-                                  (fn.is("attribute") && fn.field("attribute").text() == "format");
+                                  (fn.is("attribute") && fn.field("attribute").text() == "format") ||
+                                  (d.hit_rows && n == syntax::without_parens(d.mask));  // `BASE[row].squeeze(0)`
             if (!harmless) {
                 m.refuse(fmt::format("line {}: `{}` would run for experts the loop skipped", n.position().line,
                                      fn.text()));
@@ -601,7 +828,9 @@ std::optional<ExpertDispatch> match_expert_dispatch(const Context& ctx, const No
     }
     // The steps expression must mean the same at every pair statement.
     std::set<std::string> body_names = inner;
-    for (std::size_t i = 0; d.pairs && i + 1 < at; ++i) body_names.insert(text(assignment_of(stmts[i]).field("left")));
+    for (std::size_t i = 0; d.pairs && i + 1 < at; ++i) {
+        if (const Node a = assignment_of(stmts[i])) body_names.insert(text(a.field("left")));
+    }
     if (!hit && m.flow().holds_rows(iterable)) m.refuse("the loop's range reads the pairs");
     syntax::walk(iterable, [&](const Node& n) {
         if (n.is("identifier") && body_names.contains(text(n)) &&

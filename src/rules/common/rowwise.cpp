@@ -111,6 +111,88 @@ std::vector<Node> self_item_assignments(const Context& ctx, std::size_t file, co
     return out;
 }
 
+// A ListOf (in `file`) whose element is what each of `items` (expressions of `item_file`, in
+// methods of `cls`) makes, when they all make the same known thing; none otherwise.
+Callable one_class_list(const Context& ctx, std::size_t item_file, const std::string& cls,
+                        const std::vector<Node>& items, std::size_t file, int depth) {
+    if (items.empty()) return {};
+    Callable element = callable_of(ctx, item_file, Node(), cls, items[0], depth + 1);
+    for (const Node& item : items) {
+        const Callable other = callable_of(ctx, item_file, Node(), cls, item, depth + 1);
+        if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
+            element.kind == Callable::None) {
+            return {};
+        }
+    }
+    Callable out{Callable::ListOf, file, {}, {}, {}, {}};
+    out.element = std::make_shared<Callable>(std::move(element));
+    return out;
+}
+
+// The items of a ModuleDict / ModuleList subclass `cls` that fills itself in its methods
+// (`self[f"expert_{i}"] = C(config)`, transformers 5.x): every item of one class, and nothing
+// else adds, removes or replaces items (no other `self.update(...)`, `del self[...]`, no items
+// passed to `super().__init__`). A module the class assigns to an attribute of itself is an item
+// too (nn.Module.__setattr__ registers it): a ModuleDict's key must then be a string or f-string
+// whose literal start no such attribute name has, and a ModuleList may assign none. A ListOf, or
+// none.
+Callable self_items(const Context& ctx, std::size_t file, const std::string& cls, const Node& key, int depth) {
+    const auto& classes = ctx.project.files()[file].index.classes;
+    const auto it = classes.find(cls);
+    if (it == classes.end()) return {};
+    bool container = false;
+    for (const Node& base : it->second.bases) {
+        const std::string ext = ctx.project.external_name(file, base);
+        const std::string_view leaf = last_part(ext);
+        container = container || leaf == "ModuleDict" || leaf == "ModuleList";
+    }
+    if (!container) return {};
+    std::string prefix;  // the literal start of a string or f-string key
+    if (const Node k = syntax::without_parens(key); k && k.is("string")) {
+        for (const Node& part : k.named_children()) {
+            if (part.is("string_start")) continue;
+            if (part.is("string_content")) prefix = text(part);
+            break;
+        }
+    }
+    std::vector<Node> items;
+    bool changed = false;
+    for (const auto& [method, fn] : it->second.methods) {
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (changed || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("assignment") && n.field("left").is("subscript") &&
+                n.field("left").field("value").text() == "self" && n.field("right")) {
+                items.push_back(n.field("right"));
+            }
+            if (n.is("assignment") && n.field("left").is("attribute") &&
+                n.field("left").field("object").text() == "self" &&
+                (prefix.empty() || n.field("left").field("attribute").text().starts_with(prefix))) {
+                changed = true;  // an attribute that may be a module, registered as an item
+            }
+            if (n.is("delete_statement") ||
+                (n.is("augmented_assignment") && n.field("left").is("subscript") &&
+                 n.field("left").field("value").text() == "self")) {
+                changed = true;
+            }
+            if (n.is("call") && n.field("function").is("attribute")) {
+                const Node obj = n.field("function").field("object");
+                const std::string_view m = n.field("function").field("attribute").text();
+                if (obj.text() == "self") {
+                    changed = changed || m == "append" || m == "extend" || m == "insert" || m == "update" ||
+                              m == "__setitem__" || m == "__delitem__" || m == "add_module" ||
+                              m == "register_module" || m == "setdefault" || m == "pop" || m == "clear";
+                }
+                if (obj.text() == "super()" && m == "__init__" && !n.field("arguments").named_children().empty()) {
+                    changed = true;
+                }
+            }
+            return !changed;
+        });
+    }
+    if (changed) return {};
+    return one_class_list(ctx, file, cls, items, file, depth);
+}
+
 // True when a method of the class calls a mutating method on `self.NAME` (append, extend,
 // insert, update, ...) or assigns one of its items.
 bool container_changed(const Context& ctx, std::size_t file, const std::string& cls, const std::string& name) {
@@ -297,18 +379,7 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
             if ((leaf == "ModuleDict" || leaf == "ModuleList") && value.field("arguments").named_children().empty()) {
                 // Filled item by item: `self.NAME[key] = C(...)`, every item of one class.
                 const auto items = self_item_assignments(ctx, values[0].first, owner, text(e.field("attribute")));
-                if (items.empty()) return {};
-                Callable element = callable_of(ctx, values[0].first, Node(), cls_owner, items[0], depth + 1);
-                for (const Node& item : items) {
-                    const Callable other = callable_of(ctx, values[0].first, Node(), cls_owner, item, depth + 1);
-                    if (other.kind != element.kind || other.cls != element.cls || other.external != element.external ||
-                        element.kind == Callable::None) {
-                        return {};
-                    }
-                }
-                Callable out{Callable::ListOf, file, {}, {}, {}, {}};
-                out.element = std::make_shared<Callable>(std::move(element));
-                return out;
+                return one_class_list(ctx, values[0].first, cls_owner, items, file, depth);
             }
             Callable built = callable_of(ctx, values[0].first, Node(), cls_owner, values[0].second, depth + 1);
             if (built.kind == Callable::ListOf && container_changed(ctx, values[0].first, owner, text(e.field("attribute")))) {
@@ -324,6 +395,12 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
     if (e.is("subscript")) {
         const Node value = syntax::without_parens(e.field("value"));
         if (value.text() == "ACT2FN") return {Callable::Activation, file, {}, {}, {}, {}};
+        // `self[KEY]` in a ModuleDict / ModuleList subclass that fills itself.
+        if (value.is("identifier") && value.text() == "self" && !owner.empty()) {
+            const Callable items = self_items(ctx, file, owner, e.field("subscript"), depth);
+            if (items.kind == Callable::ListOf && items.element) return *items.element;
+            return {};
+        }
         // An element of a ModuleList / ModuleDict / list of modules.
         Callable list = callable_of(ctx, file, def, owner, value, depth + 1);
         if (list.kind == Callable::ListOf && list.element) return *list.element;
@@ -802,9 +879,53 @@ std::optional<bool> RowFlow::block(const Node& body) {
     return returns_rows;
 }
 
+// `A, B = X.chunk(N, dim=D)` with X rows, N the number of names and D a dimension after the
+// rows' (D >= 1, or -1 on the output of a matrix product, which has two dimensions at least):
+// each part holds the rows' own columns (Mixtral's `gate, up = F.linear(x, w).chunk(2, dim=-1)`).
+bool RowFlow::chunk_of_rows(const Node& a) {
+    const Node left = a.field("left");
+    const Node call = syntax::without_parens(a.field("right"));
+    if (!call.is("call") || !call.field("function").is("attribute") ||
+        call.field("function").field("attribute").text() != "chunk") {
+        return false;
+    }
+    const auto args = call.field("arguments").named_children();
+    if (args.size() != 2 || !args[0].is("integer")) return false;
+    const Node dim = args[1].is("keyword_argument") ? args[1].field("value") : args[1];
+    if (args[1].is("keyword_argument") && args[1].field("name").text() != "dim") return false;
+    std::vector<std::string> names;
+    for (const Node& t : left.named_children()) {
+        if (!t.is("identifier")) return false;
+        names.push_back(text(t));
+    }
+    if (std::to_string(names.size()) != args[0].text()) return false;
+    const Node recv = syntax::without_parens(call.field("function").field("object"));
+    const auto r = expr(recv);
+    if (!r || !*r) return false;
+    bool product = false;
+    if (recv.is("call")) {
+        const std::string_view leaf = last_part(ctx_.project.external_name(file_, recv.field("function")));
+        product = leaf == "linear" || leaf == "matmul" ||
+                  (recv.field("function").is("attribute") && recv.field("function").field("attribute").text() == "matmul");
+    }
+    const bool after_rows = (dim.is("integer") && dim.text() != "0") || (dim.text() == "-1" && product);
+    if (!after_rows) return false;
+    rows.insert(names.begin(), names.end());
+    return true;
+}
+
 bool RowFlow::assignment(const Node& a) {
     if (strict) return strict_assignment(a);  // row_layout.cpp
     const Node left = a.field("left");
+    if (a.is("assignment") && (left.is("pattern_list") || left.is("tuple_pattern")) && holds_rows(a.field("right"))) {
+        if (chunk_of_rows(a)) return true;
+        const Node r = syntax::without_parens(a.field("right"));
+        if (why_.empty() && r.is("call") && r.field("function").is("attribute") &&
+            r.field("function").field("attribute").text() == "chunk") {
+            return fail(a, "a `.chunk()` of the rows not shown to split their columns (dim >= 1, or -1 on the output "
+                           "of a matrix product, into as many names as parts)");
+        }
+    }
     if (!left.is("identifier")) {
         if (holds_rows(a)) return fail(a, "rows stored outside a local");
         // In a function the rows are passed to: state it stores would be stored for experts or

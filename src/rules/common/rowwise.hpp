@@ -128,6 +128,7 @@ public:
 
 private:
     bool fail(const syntax::Node& at, std::string why);
+    bool chunk_of_rows(const syntax::Node& a);
     std::optional<bool> subscript(const syntax::Node& e);
     std::optional<bool> call(const syntax::Node& e);
     std::optional<bool> callable(const syntax::Node& e, const Callable& c, const std::vector<bool>& row_args);
