@@ -214,7 +214,9 @@ def main() -> int:
         "roots": {k: str(v) for k, v in roots.items()},
         "files": len(sources),
         "cpython_rejects": len(rejected),
-        "graphmend": {"binary": binary, "run1": run1, "run2": run2},
+        "graphmend": {"binary": binary, "sha256": sha(Path(binary)), "repo_commit": subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
+            "run1": run1, "run2": run2},
         "sites": sites, "sites_fixed": fixed,
         "rewritten": len(rewritten),
         "crashes": crashers if crashed else [],
