@@ -71,10 +71,10 @@ def parse_args(argv):
                    help="--model only: forwards on the same inputs (default 1); "
                         "graphs made by calls 2..N are reported as recompiles")
     p.add_argument("--unsafe-fixes", action="store_true",
-                   help="--model only: fix the copy with `graphmend fix --unsafe-fixes`")
+                   help="--model or --case: fix the copy with `graphmend fix --unsafe-fixes`")
     args = p.parse_args(argv)
-    if args.unsafe_fixes and not args.model:
-        p.error("--unsafe-fixes applies to --model only")
+    if args.unsafe_fixes and not (args.model or args.case):
+        p.error("--unsafe-fixes applies to --model and --case only")
     if (args.case or args.suite) and (args.dtype or args.calls):
         p.error("--dtype and --calls apply to --model only")
     if not args.suite and (args.env or args.rows or args.list):
@@ -121,7 +121,7 @@ def main(argv=None):
                           args.unsafe_fixes)
     from _harness.case_bench import main_case
 
-    return main_case(args.case, args.json, args.keep, args.log_level, args.grad)
+    return main_case(args.case, args.json, args.keep, args.log_level, args.grad, args.unsafe_fixes)
 
 
 if __name__ == "__main__":

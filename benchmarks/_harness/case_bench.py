@@ -357,8 +357,9 @@ def check_training(python, original, fixed, workdir, e, timeout=600):
     return c
 
 
-def run_case(path, workdir, python=sys.executable, log_level=None, grad=False):
-    """Fix and run one case file; returns the result dict (see module docstring)."""
+def run_case(path, workdir, python=sys.executable, log_level=None, grad=False, unsafe_fixes=False):
+    """Fix and run one case file (with `graphmend fix --unsafe-fixes` when unsafe_fixes);
+    returns the result dict (see module docstring)."""
     path = Path(path).resolve()
     workdir = Path(workdir)
     original_bytes = path.read_bytes()
@@ -370,7 +371,7 @@ def run_case(path, workdir, python=sys.executable, log_level=None, grad=False):
         p.parent.mkdir(parents=True)
     original.write_bytes(original_bytes)
 
-    fix = fixer.run_fix([original, "-o", fixed])
+    fix = fixer.run_fix([original, "-o", fixed] + (["--unsafe-fixes"] if unsafe_fixes else []))
     arms = run_arms(python, original, fixed, workdir, log_level, grad)
 
     checks = [check_graphmend(fix, original_bytes, original, fixed), check_arms(arms)]
@@ -457,7 +458,7 @@ def summary_lines(result):
     return lines
 
 
-def main_case(path, json_path, keep=None, log_level=None, grad=False):
+def main_case(path, json_path, keep=None, log_level=None, grad=False, unsafe_fixes=False):
     """Entry for --case: run, write JSON, print the summary; returns the exit code."""
     import tempfile
 
@@ -472,7 +473,7 @@ def main_case(path, json_path, keep=None, log_level=None, grad=False):
     with tempfile.TemporaryDirectory(prefix="graphmend-case-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        result = run_case(path, workdir, sys.executable, log_level, grad)
+        result = run_case(path, workdir, sys.executable, log_level, grad, unsafe_fixes)
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=1, ensure_ascii=False))
     for line in summary_lines(result):

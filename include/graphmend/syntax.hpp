@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,8 +56,10 @@ public:
     /// True when the node has this type (compared without measuring the type's name first).
     [[nodiscard]] bool is(std::string_view type) const {
         if (!valid()) return false;
+        // strncmp stops at the end of the shorter name (memcmp would read past a short one:
+        // ASan, global-buffer-overflow).
         const char* t = ts_node_type(node_);
-        return std::char_traits<char>::compare(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
+        return std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
     }
     [[nodiscard]] bool named() const { return ts_node_is_named(node_); }
     [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }

@@ -77,10 +77,10 @@ def load_module(path, name):
     return module
 
 
-def fix_copy(original, tmp_path):
-    """`graphmend fix ORIGINAL -o TMP/NAME_fixed.py`; returns the fixed file's path."""
+def fix_copy(original, tmp_path, *flags):
+    """`graphmend fix [FLAGS] ORIGINAL -o TMP/NAME_fixed.py`; returns the fixed file's path."""
     fixed = Path(tmp_path) / f"{Path(original).stem}_fixed.py"
-    subprocess.run([str(BINARY), "fix", str(original), "-o", str(fixed)], check=True, capture_output=True)
+    subprocess.run([str(BINARY), "fix", *flags, str(original), "-o", str(fixed)], check=True, capture_output=True)
     return fixed
 
 

@@ -48,7 +48,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
     ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
     ("tests/fixtures/static-expert-dispatch/masks.py", []),
-    ("tests/fixtures/static-expert-dispatch/hit_rows.py", []),
+    ("tests/fixtures/static-expert-dispatch/hit_rows_unsafe.py", ["--unsafe-fixes"]),
     ("tests/fixtures/static-row-subset/subsets.py", []),
     ("tests/fixtures/host-int-values/levels.py", []),
 ]
