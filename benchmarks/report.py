@@ -95,6 +95,12 @@ def reference_section(results: Path, plots: list) -> list[str]:
         out += ["", f"Made by `{COMMANDS[name]}`"
                 + (f" in {data.get('seconds')} s" if data.get("seconds") else "")
                 + f", graphmend at commit `{(data.get('graphmend') or {}).get('repo_commit', '?')[:10]}`.", ""]
+        for again in data.get("remeasured", []):  # rows run again with `--rows` and a newer binary
+            rg = again.get("graphmend") or {}
+            out += [f"Rows {', '.join(f'`{r}`' for r in again['rows'])} were measured again on "
+                    f"{again.get('started', '?')} with `--rows` and the binary sha256 "
+                    f"`{(rg.get('sha256') or '?')[:12]}` (checkout at `{(rg.get('repo_commit') or '?')[:10]}`); "
+                    "their rows and the totals above are those figures.", ""]
         # Row classes and configs, once (pins).
         if label == "pins":
             out += ["<details><summary>Classes and configs of the rows</summary>", ""]
