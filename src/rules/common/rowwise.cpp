@@ -904,7 +904,8 @@ bool RowFlow::chunk_of_rows(const Node& a) {
     if (!r || !*r) return false;
     bool product = false;
     if (recv.is("call")) {
-        const std::string_view leaf = last_part(ctx_.project.external_name(file_, recv.field("function")));
+        const std::string name = ctx_.project.external_name(file_, recv.field("function"));  // outlives `leaf`
+        const std::string_view leaf = last_part(name);
         product = leaf == "linear" || leaf == "matmul" ||
                   (recv.field("function").is("attribute") && recv.field("function").field("attribute").text() == "matmul");
     }
