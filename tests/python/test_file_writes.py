@@ -253,3 +253,16 @@ def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path):
     assert proc.stderr.count("Permission denied") >= 2, proc.stderr
     for name in ("a.py", "b.py"):
         assert (folder / name).read_text() == MODEL
+
+
+def test_output_file_with_a_folder_is_an_error_and_writes_nothing(tmp_path):
+    """`fix FOLDER -o out.py` used to let the last file win silently: now exit 2, nothing written."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for name in ("a.py", "b.py"):
+        (folder / name).write_text(MODEL)
+    proc = fix("d", "-o", "out.py", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "-o/--output takes one input file, not a folder" in proc.stderr
+    assert not (tmp_path / "out.py").exists()
+    assert all((folder / n).read_text() == MODEL for n in ("a.py", "b.py"))
