@@ -415,6 +415,15 @@ def corpus_section(results: Path) -> list[str]:
         out += ["Valid files refused:", ""] + [f"- `{k}`: {v}" for k, v in sorted(d["valid_refused"].items())] + [""]
     out += ["Peak RSS grows with the whole tree: every file's parse tree is kept for the project-wide analysis "
             "(imports across files), so memory is not yet bounded by the largest file.", ""]
+    scaling = results / "depth-scaling.json"
+    if scaling.exists():
+        sd = json.loads(scaling.read_text())
+        out += ["`benchmarks/depth_scaling.py`: `graphmend check` time against a method chain's length and a "
+                f"nesting depth (best of {sd['repeat']}, start-up included; flat or falling seconds per 1,000 "
+                "mean linear growth).", "", "| series | n | seconds | seconds per 1,000 |", "| --- | --- | --- | --- |"]
+        for name, rows in sd["series"].items():
+            out += [f"| {name} | {r['n']} | {r['seconds']} | {r['seconds_per_1000']} |" for r in rows]
+        out.append("")
     return out
 
 
