@@ -44,7 +44,8 @@ private:
     std::string eol_;
 };
 
-/// A read-only view of one parse-tree node, valid while its Tree lives.
+/// A read-only view of one parse-tree node, valid while its Tree lives. An invalid node (an
+/// absent field or parent) answers every query as an empty node does: no type, no children.
 class Node {
 public:
     Node() = default;
@@ -52,7 +53,7 @@ public:
 
     [[nodiscard]] bool valid() const { return source_ != nullptr && !ts_node_is_null(node_); }
     explicit operator bool() const { return valid(); }
-    [[nodiscard]] std::string_view type() const { return ts_node_type(node_); }
+    [[nodiscard]] std::string_view type() const { return valid() ? ts_node_type(node_) : std::string_view(); }
     /// True when the node has this type (compared without measuring the type's name first).
     [[nodiscard]] bool is(std::string_view type) const {
         if (!valid()) return false;
@@ -61,15 +62,15 @@ public:
         const char* t = ts_node_type(node_);
         return std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
     }
-    [[nodiscard]] bool named() const { return ts_node_is_named(node_); }
+    [[nodiscard]] bool named() const { return valid() && ts_node_is_named(node_); }
     [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }
     [[nodiscard]] std::uint32_t end() const { return ts_node_end_byte(node_); }
     [[nodiscard]] std::string_view text() const { return source_->slice(begin(), end()); }
     [[nodiscard]] LineCol position() const { return source_->position(begin()); }
-    [[nodiscard]] Node parent() const { return wrap(ts_node_parent(node_)); }
+    [[nodiscard]] Node parent() const { return valid() ? wrap(ts_node_parent(node_)) : Node{}; }
     [[nodiscard]] Node field(std::string_view name) const;
-    [[nodiscard]] std::uint32_t child_count() const { return ts_node_child_count(node_); }
-    [[nodiscard]] Node child(std::uint32_t i) const { return wrap(ts_node_child(node_, i)); }
+    [[nodiscard]] std::uint32_t child_count() const { return valid() ? ts_node_child_count(node_) : 0; }
+    [[nodiscard]] Node child(std::uint32_t i) const { return valid() ? wrap(ts_node_child(node_, i)) : Node{}; }
     [[nodiscard]] std::vector<Node> children() const;
     [[nodiscard]] std::vector<Node> named_children() const;
     [[nodiscard]] const SourceText& source() const { return *source_; }

@@ -39,6 +39,7 @@ std::uint32_t SourceText::line_start(std::uint32_t line) const {
 }
 
 Node Node::field(std::string_view name) const {
+    if (!valid()) return {};
     return wrap(ts_node_child_by_field_name(node_, name.data(), static_cast<std::uint32_t>(name.size())));
 }
 
@@ -46,6 +47,7 @@ Node Node::field(std::string_view name) const {
 // so a loop over i is quadratic in the number of children (a module's statements).
 std::vector<Node> Node::children() const {
     std::vector<Node> out;
+    if (!valid()) return out;
     TSTreeCursor cursor = ts_tree_cursor_new(node_);
     if (ts_tree_cursor_goto_first_child(&cursor)) {
         do {
@@ -58,6 +60,7 @@ std::vector<Node> Node::children() const {
 
 std::vector<Node> Node::named_children() const {
     std::vector<Node> out;
+    if (!valid()) return out;
     TSTreeCursor cursor = ts_tree_cursor_new(node_);
     if (ts_tree_cursor_goto_first_child(&cursor)) {
         do {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
 #include "graphmend/syntax.hpp"
 
 using namespace graphmend;
@@ -66,6 +67,22 @@ TEST(SyntaxLimits, ABareAnnotationBesideADataTestIsReadWithoutCrash) {
     const auto out = fix_files({{"annotated.py", text}}, FixOptions{}).at(0);
     EXPECT_FALSE(out.error.has_value());
     EXPECT_FALSE(out.sites.empty());
+}
+
+// Found by graphmend_fuzz (30-minute ASan+UBSan run): a router call under a line the grammar
+// reads at a dedent left GM501's split-size matcher asking a field of an absent node, which
+// segfaulted. Every Node query on an absent node now answers as an empty node.
+TEST(SyntaxLimits, AnAbsentNodeAnswersEveryQueryEmpty) {
+    const syntax::Node none;
+    EXPECT_FALSE(none.field("body").valid());
+    EXPECT_TRUE(none.children().empty());
+    EXPECT_TRUE(none.named_children().empty());
+    EXPECT_EQ(none.child_count(), 0u);
+    EXPECT_FALSE(none.parent().valid());
+    EXPECT_TRUE(none.type().empty());
+    const std::string text = output::read_file(std::string(GRAPHMEND_SOURCE_DIR) + "/tests/fuzz/seeds/router_dedent.py");
+    const auto out = fix_files({{"router_dedent.py", text}}, FixOptions{}).at(0);
+    EXPECT_EQ(out.original, text);
 }
 
 }  // namespace
