@@ -14,11 +14,14 @@
 // - otherwise (g++, the default here), a standalone driver: `graphmend_fuzz SECONDS CORPUS...`
 //   runs every seed file, then mutates seeds (byte flips, deletions, duplications, splices,
 //   Python tokens inserted, CRLF or lone-CR line endings) for SECONDS, with a fixed seed per run printed at start
-//   (GRAPHMEND_FUZZ_SEED sets it). Each input is first written to ./graphmend-fuzz-input.py,
+//   (GRAPHMEND_FUZZ_SEED sets it). `graphmend_fuzz --runs=N CORPUS...` mutates N inputs
+//   instead: with a fixed seed, the same inputs on every machine, however fast (seed files
+//   are read in sorted path order). Each input is first written to ./graphmend-fuzz-input.py,
 //   so the one that aborts is left there; a clean run removes the file.
 //   `graphmend_fuzz 0 FILE...` replays files.
 // The sanitizer build (-DGRAPHMEND_SANITIZE=ON: ASan + UBSan, no recovery) is how CI and
 // README.md run it.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -146,33 +149,47 @@ void run_one(const std::string& input) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::cerr << "usage: graphmend_fuzz SECONDS CORPUS_DIR_OR_FILE...\n"
-                     "  runs every seed, then mutates seeds for SECONDS (0: replay only)\n";
+        std::cerr << "usage: graphmend_fuzz SECONDS|--runs=N CORPUS_DIR_OR_FILE...\n"
+                     "  runs every seed, then mutates seeds for SECONDS, or N times (0: replay only)\n";
         return 2;
     }
-    const double seconds = std::atof(argv[1]);
-    std::vector<std::string> seeds;
+    const std::string budget = argv[1];
+    const bool by_count = budget.rfind("--runs=", 0) == 0;
+    const double seconds = by_count ? 0.0 : std::atof(argv[1]);
+    const std::uint64_t max_runs = by_count ? std::strtoull(budget.c_str() + 7, nullptr, 10) : 0;
+    // Seeds in sorted path order: a directory's listing order differs between file systems,
+    // and the mutated inputs follow from the seed list and the random seed.
+    std::vector<std::filesystem::path> paths;
     for (int i = 2; i < argc; ++i) {
         const std::filesystem::path p(argv[i]);
         if (std::filesystem::is_directory(p)) {
+            std::vector<std::filesystem::path> found;
             for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
-                if (e.is_regular_file()) seeds.push_back(read(e.path()));
+                if (e.is_regular_file()) found.push_back(e.path());
             }
+            std::sort(found.begin(), found.end());
+            paths.insert(paths.end(), found.begin(), found.end());
         } else {
-            seeds.push_back(read(p));
+            paths.push_back(p);
         }
     }
+    std::vector<std::string> seeds;
+    for (const auto& p : paths) seeds.push_back(read(p));
     for (const auto& s : seeds) run_one(s);
     std::filesystem::remove(kInputFile);
     std::cout << "graphmend_fuzz: " << seeds.size() << " seeds pass" << std::endl;
-    if (seconds <= 0 || seeds.empty()) return 0;
+    if ((seconds <= 0 && max_runs == 0) || seeds.empty()) return 0;
     const char* env = std::getenv("GRAPHMEND_FUZZ_SEED");
     const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::cout << "graphmend_fuzz: seed " << seed << ", " << seconds << " s" << std::endl;
+    if (by_count) {
+        std::cout << "graphmend_fuzz: seed " << seed << ", " << max_runs << " inputs" << std::endl;
+    } else {
+        std::cout << "graphmend_fuzz: seed " << seed << ", " << seconds << " s" << std::endl;
+    }
     std::mt19937_64 rng(seed);
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     std::uint64_t runs = 0;
-    while (std::chrono::steady_clock::now() < end) {
+    while (by_count ? runs < max_runs : std::chrono::steady_clock::now() < end) {
         run_one(mutate(seeds[rng() % seeds.size()], seeds, rng));
         ++runs;
     }

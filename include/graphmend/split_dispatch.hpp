@@ -63,4 +63,43 @@ struct SplitDispatch {
 std::optional<SplitDispatch> match_split_dispatch(const Context& ctx, const syntax::Node& def,
                                                   const syntax::Node& stmt);
 
+/// Expert dispatch by slices of rows sorted by expert (DeepSeek-V2/V3 Hub remote code's
+/// `moe_infer`): the counts are read out, then walked with a running start index,
+///
+///     S = T.cpu().numpy()            # or T.numpy(), T.tolist(), T.cpu().tolist()
+///     O = []
+///     A = 0
+///     for I, N in enumerate(S):      # or `for N in S:`
+///         E = A + N
+///         if N == 0:                 # optional
+///             continue
+///         R = X[A:E]                 # or X[A:E] inline; row-wise work on the slice
+///         O.append(EXPR)
+///         A = E
+///     ... torch.cat(O, dim=0) ...
+///
+/// All statements in the body of one function, the read-out, `O = []`, `A = 0` and the loop at
+/// its top level.
+struct SortedSlices {
+    syntax::Node loop;
+    syntax::Node readout;   // the read-out call (`T.cpu().numpy()`): the site
+    std::string tensor;     // T
+    std::string sizes;      // S
+    std::string rows;       // X
+    std::vector<syntax::Node> slices;  // each `X[A:E]`
+    syntax::Node skip;      // the test `N == 0` of the skip, or invalid
+    std::string count;      // N
+    syntax::Node cat;       // the `torch.cat(O, ...)` call
+    std::string outputs;    // O
+    bool needs_eval = false;  // a Dropout in the work on the rows: static only in eval mode
+    std::string refused;    // why it cannot be rewritten (empty when it can)
+};
+
+/// The sorted-slices dispatch that loop `loop` (a for_statement of function `def`) runs, or
+/// nullopt when the loop is not of this form: a walk over the elements of a name read out
+/// just before with `.numpy()` / `.tolist()`, whose body computes `E = A + N` and slices a
+/// name `X[A:E]`.
+std::optional<SortedSlices> match_sorted_slices(const Context& ctx, const syntax::Node& def,
+                                                const syntax::Node& loop);
+
 }  // namespace graphmend::rules

@@ -126,8 +126,9 @@ public:
     [[nodiscard]] Node root() const;
     [[nodiscard]] const SourceText& source() const { return *source_; }
     /// The first ERROR or MISSING node, if the tree holds any; else brackets nested deeper than
-    /// CPython's tokenizer reads (200 levels: "too many nested parentheses"). Iterative: any
-    /// nesting depth is safe.
+    /// CPython's tokenizer reads (200 levels: "too many nested parentheses"); else indentation
+    /// CPython refuses but the grammar's scanner accepts (see indentation_error). Iterative:
+    /// any nesting depth is safe.
     [[nodiscard]] std::optional<SyntaxError> error() const;
     /// Byte offsets of the `*`s the parse read as spaces (see Normalized::starred): an edit
     /// over one would be built from a tree without its list_splat.
@@ -136,6 +137,15 @@ public:
 private:
     Tree() = default;
     [[nodiscard]] std::optional<SyntaxError> nesting_error() const;
+    /// CPython's tokenizer rules for indentation (Parser/tokenizer.c, 3.8-3.13), which the
+    /// grammar's scanner does not keep: a dedent to a column no enclosing block has
+    /// ("unindent does not match any outer indentation level"), `else:`/`except`/... at another
+    /// column than its statement, a module-level statement indented ("unexpected indent"), a
+    /// block not indented past its header, and indentation that compares differently with tabs
+    /// of 8 and of 1 column (TabError). Only statements that begin their line are checked (not
+    /// after `;`, a header's `:` or a backslash continuation); a line holding a form feed is
+    /// not checked.
+    [[nodiscard]] std::optional<SyntaxError> indentation_error() const;
     std::unique_ptr<SourceText> source_;
     TSTree* tree_ = nullptr;
     std::vector<std::uint32_t> starred_;

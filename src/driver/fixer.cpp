@@ -90,6 +90,31 @@ edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std
     return {end, end, (ends_with_newline || text.empty() ? "" : eol) + eol + eol + block};
 }
 
+// The runtime block of `stem` the file holds, from its first marker line to the end of its
+// end marker line, when its text is not this version's: an edit that writes this version's
+// (in the file's line endings and indentation). nullopt when it is current or its end is
+// not found (a block edited by hand is left alone).
+std::optional<edits::Edit> stale_runtime_edit(const analysis::SourceFile& file, const std::string& stem) {
+    const auto& source = file.tree.source();
+    const std::string& text = source.text();
+    const std::string current = runtime_text(stem, source.eol(), indent_unit(file));
+    const std::string first = std::string(runtime::kMarker) + stem + " ";
+    const std::string last = "# --- end of graphmend runtime: " + stem + " ---";
+    std::size_t begin = std::string::npos;
+    for (std::size_t at = text.find(first); at != std::string::npos; at = text.find(first, at + 1)) {
+        if (at == 0 || text[at - 1] == '\n') {
+            begin = at;
+            break;
+        }
+    }
+    if (begin == std::string::npos) return std::nullopt;
+    const std::size_t end_at = text.find(last, begin);
+    if (end_at == std::string::npos) return std::nullopt;
+    const std::size_t end = end_at + last.size();
+    if (std::string_view(text).substr(begin, end - begin) == current) return std::nullopt;
+    return edits::Edit{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end), current};
+}
+
 // The Module form: `fixed` with the file's import of the runtime module naming every helper
 // it uses (added, or extended in place).
 std::string with_module_import(std::string fixed, const runtime_module::ImportForm& form, const std::string& indent,
@@ -267,6 +292,14 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     // A file that imports the runtime module already keeps importing it, whatever the form asked.
     const bool module = out.runtime == RuntimeForm::Module || runtime_module::imports_module(file.tree.root());
     const auto form = module ? runtime_module::form_for(file) : std::nullopt;
+    // A block the file already holds stays, unless an earlier graphmend wrote it: then it is
+    // replaced by this version's (the fixes above may call helpers it lacks).
+    if (!form) {
+        for (const auto& stem : runtime) {
+            if (!file.index.runtime_blocks.contains(stem)) continue;
+            if (auto refresh = stale_runtime_edit(file, stem)) accepted.push_back(*refresh);
+        }
+    }
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
     if (!runtime.empty() && !form) {
         accepted.push_back(runtime_edit(file, runtime));

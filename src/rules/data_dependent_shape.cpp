@@ -263,6 +263,12 @@ private:
                 return false;
             }
             if (!n.is("for_statement")) return true;
+            if (const auto d = match_sorted_slices(ctx, def, n)) {  // GM501 reports the walk, fixed or not
+                spans.emplace_back(d->readout.begin(), d->readout.end());
+                spans.emplace_back(n.field("right").begin(), n.field("right").end());
+                for (const Node& s : d->slices) spans.emplace_back(s.begin(), s.end());
+                return true;
+            }
             if (const auto d = match_expert_dispatch(ctx, def, n)) {
                 if (d->pairs_call) spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
                 for (const auto& [g, pos] : d->gathers) spans.emplace_back(g.begin(), g.end());

@@ -37,6 +37,7 @@
 #include "graphmend/runtime_sources.hpp"
 #include "graphmend/site.hpp"
 #include "graphmend/split_dispatch.hpp"
+#include <algorithm>
 
 namespace graphmend::rules {
 
@@ -63,6 +64,10 @@ public:
                 return true;
             }
             if (!n.is("for_statement")) return true;
+            if (auto d = match_sorted_slices(ctx, def, n)) {
+                out.push_back(sorted_site(*d));
+                return true;
+            }
             if (auto d = match_expert_dispatch(ctx, def, n)) out.push_back(site_for(*d));
             return true;
         });
@@ -159,6 +164,37 @@ private:
         site.detail =
             "under torch.compile, without autograd recording, the sizes stay a tensor and every expert runs on every "
             "row, each row keeping its own expert's result; otherwise the sizes are read out and split as written";
+        return site;
+    }
+
+    // The sorted-slices form: the counts stay a tensor, each slice reads every row, the skip of
+    // an expert with no rows is not taken, and the concatenation goes through the runtime's join.
+    static Site sorted_site(const SortedSlices& d) {
+        Site site = new_site(kInfo, d.readout,
+                             one_line(fmt::format("expert dispatch by slices of sorted rows {}", d.readout.text())),
+                             "GB0124");
+        if (!d.refused.empty()) {
+            site.reason = d.refused;
+            return site;
+        }
+        std::vector<edits::Edit> edits;
+        edits.push_back({d.readout.begin(), d.readout.end(),
+                         fmt::format("_graphmend_counts({}, {}, lambda: {})", d.tensor, d.rows, d.readout.text())});
+        if (d.skip) {
+            edits.push_back({d.skip.begin(), d.skip.end(), fmt::format("_graphmend_no_rows({})", d.count)});
+        }
+        for (const Node& s : d.slices) {
+            const Node slice = s.named_children().back();
+            const auto bounds = slice.named_children();
+            edits.push_back({s.begin(), s.end(), fmt::format("_graphmend_between({}, {}, {})", d.rows, bounds[0].text(),
+                                                             bounds[1].text())});
+        }
+        edits.push_back({d.cat.begin(), d.cat.end(), fmt::format("_graphmend_join({}, {})", d.outputs, d.sizes)});
+        std::sort(edits.begin(), edits.end(), [](const edits::Edit& a, const edits::Edit& b) { return a.begin < b.begin; });
+        site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
+        site.detail =
+            "under torch.compile, without autograd recording, the counts stay a tensor and every expert runs on every "
+            "row, each row keeping its own expert's result; otherwise the counts are read out and sliced as written";
         return site;
     }
 

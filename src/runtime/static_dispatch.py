@@ -23,7 +23,7 @@
 def _graphmend_static_dispatch_runtime():
     import sys
 
-    rt = sys.modules.get("_graphmend_static_dispatch_v1")
+    rt = sys.modules.get("_graphmend_static_dispatch_v2")
     if rt is not None:
         return rt
     import os
@@ -31,7 +31,7 @@ def _graphmend_static_dispatch_runtime():
 
     import torch
 
-    rt = types.ModuleType("_graphmend_static_dispatch_v1")
+    rt = types.ModuleType("_graphmend_static_dispatch_v2")
     mode = os.environ.get("GRAPHMEND_DISPATCH", "auto")
     limit = 64
 
@@ -163,6 +163,26 @@ def _graphmend_static_dispatch_runtime():
             out = torch.where(owner == e, outputs[e], out)
         return out
 
+    # Sorted-slices dispatch (DeepSeek-V2/V3 remote code's moe_infer): `S = T.cpu().numpy()`
+    # becomes counts(T, X, lambda: T.cpu().numpy()), `if N == 0:` no_rows(N), each slice
+    # `X[A:E]` between(X, A, E) and `torch.cat(O, dim=0)` join(O, S). In the static form S stays a
+    # tensor (a copy), the walk's bounds become tensors, every slice is every row of X, no expert
+    # is skipped (one with no rows owns no row of the join) and join gives each row its own
+    # expert's result. It is chosen here, once, within the cost rule of choose (experts x rows,
+    # at most as many experts as rows); otherwise `read` reads the counts out as written.
+    def counts(t, x, read):
+        if sizes_static(t) and (mode == "static" or (t.shape[0] * x.shape[0] <= limit and t.shape[0] <= x.shape[0])):
+            return t.clone()
+        return read()
+
+    def no_rows(n):
+        return False if isinstance(n, torch.Tensor) else n == 0
+
+    def between(x, a, e):
+        if isinstance(a, torch.Tensor) or isinstance(e, torch.Tensor):
+            return x
+        return x[a:e]
+
     try:
         from torch._C._dynamo import eval_frame as ef
 
@@ -184,7 +204,10 @@ def _graphmend_static_dispatch_runtime():
     rt.choose = choose
     rt.split = split
     rt.join = join
-    sys.modules["_graphmend_static_dispatch_v1"] = rt
+    rt.counts = counts
+    rt.no_rows = no_rows
+    rt.between = between
+    sys.modules["_graphmend_static_dispatch_v2"] = rt
     return rt
 
 
@@ -198,4 +221,7 @@ _graphmend_sizes = _graphmend_dispatch_rt.sizes
 _graphmend_choose = _graphmend_dispatch_rt.choose
 _graphmend_split = _graphmend_dispatch_rt.split
 _graphmend_join = _graphmend_dispatch_rt.join
+_graphmend_counts = _graphmend_dispatch_rt.counts
+_graphmend_no_rows = _graphmend_dispatch_rt.no_rows
+_graphmend_between = _graphmend_dispatch_rt.between
 # --- end of graphmend runtime: static_dispatch ---

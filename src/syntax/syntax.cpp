@@ -120,7 +120,10 @@ Node Tree::root() const { return {ts_tree_root_node(tree_), source_.get()}; }
 
 std::optional<SyntaxError> Tree::error() const {
     const TSNode root = ts_tree_root_node(tree_);
-    if (!ts_node_has_error(root)) return nesting_error();
+    if (!ts_node_has_error(root)) {
+        if (auto nesting = nesting_error()) return nesting;
+        return indentation_error();
+    }
     // The first ERROR or MISSING node in source order, found with a cursor that enters only
     // subtrees holding an error: no recursion, so any nesting depth is safe.
     TSTreeCursor cursor = ts_tree_cursor_new(root);
@@ -176,6 +179,98 @@ std::optional<SyntaxError> Tree::nesting_error() const {
     });
     return found;
 }
+namespace {
+
+// A line's indentation as CPython's tokenizer measures it: columns with tabs to the next
+// multiple of 8 (col) and with tabs as 1 column (altcol, for TabError).
+struct Indent {
+    std::uint32_t col = 0;
+    std::uint32_t altcol = 0;
+    [[nodiscard]] bool same(const Indent& o) const { return col == o.col && altcol == o.altcol; }
+    [[nodiscard]] bool deeper(const Indent& o) const { return col > o.col && altcol > o.altcol; }
+};
+
+// The indentation of the line holding `offset`, when the code there is the line's first token
+// (else nullopt: after `;` or `:` on the same line, a line continued by a backslash, or a
+// form feed in the indentation, which CPython resets columns on).
+std::optional<Indent> indent_before(const SourceText& source, std::uint32_t offset, bool must_begin_line) {
+    const std::string& text = source.text();
+    const std::uint32_t start = source.line_start(source.position(offset).line);
+    Indent in;
+    std::uint32_t i = start;
+    for (; i < offset && i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == ' ') {
+            ++in.col;
+            ++in.altcol;
+        } else if (c == '\t') {
+            in.col = (in.col / 8 + 1) * 8;
+            ++in.altcol;
+        } else if (c == '\f') {
+            return std::nullopt;
+        } else {
+            if (must_begin_line) return std::nullopt;
+            break;
+        }
+    }
+    // A backslash ending the line before joins this line to it: no indentation of its own.
+    std::uint32_t j = start;
+    if (j > 0 && text[j - 1] == '\n') --j;
+    if (j > 0 && text[j - 1] == '\r') --j;
+    if (j > 0 && j < start && text[j - 1] == '\\') return std::nullopt;
+    return in;
+}
+
+bool is_clause(std::string_view t) {
+    return t == "else_clause" || t == "elif_clause" || t == "except_clause" || t == "except_group_clause" ||
+           t == "finally_clause";
+}
+
+}  // namespace
+
+std::optional<SyntaxError> Tree::indentation_error() const {
+    constexpr const char* kTabs = "inconsistent use of tabs and spaces in indentation";
+    constexpr const char* kNoMatch = "indentation matches no enclosing block";
+    const SourceText& source = *source_;
+    std::optional<SyntaxError> found;
+    const auto fail = [&](const Node& at, const char* what) {
+        found = SyntaxError{at.position(), fmt::format("syntax error: {}", what)};
+    };
+    walk(root(), [&](const Node& n) {
+        if (found) return false;
+        const bool module = n.is("module");
+        if (module || n.is("block")) {
+            std::optional<Indent> header;
+            if (!module) header = indent_before(source, n.parent().begin(), false);
+            std::optional<Indent> first;
+            for (const Node& s : n.named_children()) {
+                if (s.is("comment")) continue;
+                const auto in = indent_before(source, s.begin(), true);
+                if (!in) continue;
+                if (module) {
+                    if (in->col != 0 || in->altcol != 0) fail(s, first ? kNoMatch : "unexpected indent");
+                    first = in;
+                } else if (!first) {
+                    first = in;
+                    if (header && !in->deeper(*header)) fail(s, in->col > header->col ? kTabs : "expected an indented block");
+                } else if (!in->same(*first)) {
+                    fail(s, in->col == first->col ? kTabs : kNoMatch);
+                }
+                if (found) return false;
+            }
+        } else if (is_clause(n.type())) {
+            const auto in = indent_before(source, n.begin(), true);
+            const auto of = indent_before(source, n.parent().begin(), false);
+            if (in && of && !in->same(*of)) {
+                fail(n, in->col == of->col ? kTabs : kNoMatch);
+                return false;
+            }
+        }
+        return true;
+    });
+    return found;
+}
+
 Node without_parens(Node node) {
     while (node.is("parenthesized_expression") && !node.named_children().empty()) node = node.named_children()[0];
     return node;

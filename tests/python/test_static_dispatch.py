@@ -13,7 +13,7 @@ from conftest import fix_copy, load_module, load_runtime_block, require_graphmen
 
 
 def runtime(mode="static"):
-    return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v1", "GRAPHMEND_DISPATCH", mode)
+    return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v2", "GRAPHMEND_DISPATCH", mode)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 7), (4, 0)])
@@ -234,6 +234,79 @@ def test_split_fixture_compiles_to_one_graph_and_keeps_outputs_and_gradients(tmp
             assert torch.equal(w.grad, g.grad), name
 
 
+def test_sorted_slices_counts_bounds_and_skip(monkeypatch):
+    rt = runtime("auto")
+    counts = torch.tensor([2, 0, 3])
+    rows = torch.arange(15.0).reshape(5, 3)
+    with torch.no_grad():  # not compiling: read out as written
+        read = rt["_graphmend_counts"](counts, rows, lambda: counts.numpy())
+        assert not isinstance(read, torch.Tensor) and list(read) == [2, 0, 3]
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    assert rt["_graphmend_counts"](counts, rows, lambda: counts.tolist()) == [2, 0, 3]  # autograd records
+    with torch.no_grad():
+        kept = rt["_graphmend_counts"](counts, rows, lambda: counts.tolist())
+        assert isinstance(kept, torch.Tensor) and torch.equal(kept, counts) and kept is not counts
+        # The cost rule: experts x rows <= 64 and no more experts than rows.
+        assert rt["_graphmend_counts"](counts, torch.zeros(22, 3), lambda: "read") == "read"
+        assert rt["_graphmend_counts"](counts, torch.zeros(2, 3), lambda: "read") == "read"
+    # The bounds: a slice of Python ints as written, every row once a bound is a tensor.
+    assert torch.equal(rt["_graphmend_between"](rows, 2, 5), rows[2:5])
+    assert rt["_graphmend_between"](rows, 0, torch.tensor(2)) is rows
+    assert rt["_graphmend_no_rows"](0) is True and rt["_graphmend_no_rows"](3) is False
+    assert rt["_graphmend_no_rows"](torch.tensor(0)) is False  # static: every expert runs
+
+
+@pytest.mark.slow
+def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path):
+    require_graphmend()
+    import pathlib
+
+    original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "sorted_slices.py"
+    fixed = fix_copy(original, tmp_path)
+    assert "_graphmend_counts" in fixed.read_text()
+    want_module = load_module(original, "gm501_sorted_original")
+    got_module = load_module(fixed, "gm501_sorted_fixed")
+    torch.manual_seed(0)
+    want_model = want_module.Model().eval()
+    got_model = got_module.Model().eval()
+    got_model.load_state_dict(want_model.state_dict())
+
+    def breaks(model, x):
+        torch._dynamo.reset()
+        with torch.no_grad():
+            return torch._dynamo.explain(model)(x).graph_break_count
+
+    (x,) = want_module.example_inputs()
+    assert breaks(want_model, x) > 0
+    assert breaks(got_model, x) == 0
+    # Above the cost rule (4 experts x 80 rows): the counts are read out and sliced as written.
+    big = torch.randn(2, 20, 8)
+    assert 0 < breaks(got_model, big) <= breaks(want_model, big)
+    with torch.no_grad():  # Dynamo's eager backend: the graphs run as traced, bit for bit
+        torch._dynamo.reset()
+        want_big = torch.compile(want_model, backend="eager", dynamic=False)(big)
+        torch._dynamo.reset()
+        assert torch.equal(torch.compile(got_model, backend="eager", dynamic=False)(big), want_big)
+    for seed in range(3):
+        torch.manual_seed(seed)
+        (x,) = want_module.example_inputs()
+        with torch.no_grad():
+            want = want_model(x)
+            assert torch.equal(got_model(x), want)  # eagerly: the loop as written, bit for bit
+            torch._dynamo.reset()
+            got = torch.compile(got_model, dynamic=False)(x)
+        # Each expert's product runs on more rows: the last bits may differ (BLAS kernels).
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    # With autograd recording (ListMoE is not under no_grad) the walk runs as written.
+    (x,) = want_module.example_inputs()
+    want_model(x).sum().backward()
+    got_model(x).sum().backward()
+    for (name, w), (_, g) in zip(want_model.named_parameters(), got_model.named_parameters()):
+        assert (w.grad is None) == (g.grad is None), name
+        if w.grad is not None:
+            assert torch.equal(w.grad, g.grad), name
+
+
 # The transformers 5.x form (Switch Transformers, NLLB-MoE; Mixtral's eager experts): the loop
 # runs over the rows of `...nonzero()`, the hit list taken under torch.no_grad().
 MODEL_5X = '''
@@ -312,7 +385,7 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monk
     import sys
 
     monkeypatch.setenv("GRAPHMEND_DISPATCH", "static")
-    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v1", raising=False)
+    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v2", raising=False)
     original = tmp_path / "hit_rows.py"
     original.write_text(textwrap.dedent(MODEL_5X))
     # The 5.x form is an unsafe fix (docs/rules/GM501.md): by default the file stays as written.
@@ -351,4 +424,4 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monk
             assert torch.equal(w.grad, g.grad), name
     assert want_model.a["expert_3"].fc.weight.grad is None
     assert want_model.b.experts[3].fc.weight.grad is None
-    sys.modules.pop("_graphmend_static_dispatch_v1", None)
+    sys.modules.pop("_graphmend_static_dispatch_v2", None)

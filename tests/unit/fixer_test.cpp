@@ -103,3 +103,28 @@ TEST(Fixer, BatchOfCheckoutsEqualsSeparateRunsWithLaterPasses) {
     // The nested `if` is fixed whole: the inner site in the second pass.
     EXPECT_EQ(std::count(together[0].applied.begin(), together[0].applied.end(), true), 2);
 }
+
+// A runtime block an earlier graphmend wrote is replaced by this version's when a new fix needs
+// the block: the new fix may call helpers the old block lacks (found when GM501's sorted-slices
+// form was added: `_graphmend_counts` would have been called but never defined).
+TEST(Fixer, AStaleRuntimeBlockIsReplacedWhenANewFixNeedsIt) {
+    const auto first = fix_one(kModel);
+    ASSERT_TRUE(first.changed());
+    const std::string helper = "def _graphmend_print(*args, **kwargs):\n";
+    const auto at = first.fixed.find(helper);
+    ASSERT_NE(at, std::string::npos);
+    // The block as an older version might have written it (a helper missing), and a new site.
+    std::string stale = first.fixed;
+    stale.replace(at, helper.size(), "def _graphmend_print_old(*args, **kwargs):\n");
+    const auto ret = stale.find("        return x\n");
+    ASSERT_NE(ret, std::string::npos);
+    stale.insert(ret, "        print(\"mean\", x.mean())\n");
+    const auto second = fix_one(stale);
+    ASSERT_FALSE(second.error.has_value()) << *second.error;
+    EXPECT_NE(second.fixed.find(helper), std::string::npos);
+    EXPECT_EQ(second.fixed.find("_graphmend_print_old"), std::string::npos);
+    EXPECT_EQ(fix_one(second.fixed).fixed, second.fixed);
+    // Once current, the block is left alone.
+    const auto third = fix_one(first.fixed);
+    EXPECT_EQ(third.fixed, first.fixed);
+}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
@@ -86,3 +87,36 @@ TEST(SyntaxLimits, AnAbsentNodeAnswersEveryQueryEmpty) {
 }
 
 }  // namespace
+
+// Indentation CPython refuses and the grammar's scanner accepts is a syntax error (found by the
+// fuzz run of CI: an `else:` at a column no block has was read as the `if`'s else, and the
+// fixer rewrote a file CPython does not compile, differently on a second run).
+TEST(SyntaxLimits, IndentationCPythonRefusesIsASyntaxError) {
+    const std::string dedent =
+        "def f(x):\n        if x:\n            x = 1\n   else:\n            x = 2\n        return x\n";
+    const auto err = syntax::Tree::parse(dedent).error();
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->where.line, 4u);
+    EXPECT_NE(err->message.find("indentation"), std::string::npos) << err->message;
+    EXPECT_TRUE(syntax::Tree::parse("  x = 1\n").error().has_value());                   // unexpected indent
+    EXPECT_TRUE(syntax::Tree::parse("if x:\n    a = 1\n  b = 2\n").error().has_value());  // matches no block
+    EXPECT_TRUE(syntax::Tree::parse("if x:\n\ta = 1\n        b = 2\n").error().has_value());  // TabError
+}
+
+// What CPython reads is never refused: one-line blocks, statements after `;`, backslash
+// continuations, consistent tabs, comments at any column, a form feed, a BOM.
+TEST(SyntaxLimits, IndentationCPythonReadsIsNotAnError) {
+    for (const std::string& text : std::vector<std::string>{
+             std::string("if x: a = 1\nb = 2\n"),
+             std::string("if x:\n    a = 1; b = 2\nelse:\n    c = 3\n"),
+             std::string("x = 1 + \\\n      2\nif x:\n\ta = 1\n\tb = 2\nelif y:\n\tpass\n"),
+             std::string("def f():\n    a = 1\n# a comment at column 1\n        # and one deeper\n    return a\n"),
+             std::string("try:\n  a = 1\nexcept E:\n  pass\nfinally:\n  b = 2\n"),
+             std::string("class C:\n    def f(self):\n        return 1\n\f\n    def g(self):\n        return 2\n"),
+             std::string("\xef\xbb\xbfimport torch\nx = 1\n"),
+             std::string("if x:\r\n    a = 1\r\nelse:\r\n    a = 2\r\n"),
+         }) {
+        const auto err = syntax::Tree::parse(text).error();
+        EXPECT_FALSE(err.has_value()) << text << "\n" << (err ? err->message : "");
+    }
+}

@@ -466,7 +466,7 @@ bool RowFlow::holds_rows(const Node& e) const {
     bool found = false;
     syntax::walk(e, [&](const Node& n) {
         if (found || n.is("lambda")) return false;
-        if (n.is("subscript") && mask_position(n) >= 0) {
+        if (n.is("subscript") && (mask_position(n) >= 0 || row_nodes.contains({n.begin(), n.end()}))) {
             found = true;
             return false;
         }
@@ -508,6 +508,7 @@ std::optional<bool> RowFlow::expr(const Node& expr_node) {
         return false;
     }
     if (strict) return strict_expr(e);  // row_layout.cpp
+    if (row_nodes.contains({e.begin(), e.end()})) return true;  // a slice the static form reads whole
     if (e.is("subscript") && e.field("value").is("identifier") && row_lists.contains(text(e.field("value"))) &&
         e.named_children().size() == 2 && !loop_var.empty() && e.field("subscript").text() == loop_var) {
         return true;  // the loop's slice of the rows

@@ -56,6 +56,9 @@ public:
     std::string loop_var;
     /// Lists of slices of the rows (`L = X.split(S, dim=0)`): `L[loop_var]` holds rows.
     std::set<std::string> row_lists;
+    /// Expressions that hold rows as they are written, by byte range: the slices `X[A:E]` of
+    /// the sorted-slices dispatch, which the static form replaces by every row of X.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> row_nodes;
     /// Each gather by a mask seen so far, with the mask's position among its indices.
     std::vector<std::pair<syntax::Node, int>> mask_gathers;
     /// A Dropout was found; it is row-wise only in eval mode (set instead of failing).

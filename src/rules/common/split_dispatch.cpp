@@ -20,30 +20,21 @@
 
 #include "graphmend/liveness.hpp"
 #include "graphmend/site.hpp"
+#include "body.hpp"
 #include "rowwise.hpp"
 
 namespace graphmend::rules {
 
 using syntax::Node;
 
+using body::assignment_of;
+using body::inside;
+using body::occurrences;
+using body::statements;
+
 namespace {
 
 std::string text(const Node& n) { return std::string(n.text()); }
-
-std::vector<Node> statements(const Node& block) {
-    std::vector<Node> out;
-    for (const Node& s : block.named_children()) {
-        if (!s.is("comment")) out.push_back(s);
-    }
-    return out;
-}
-
-// `A = B` as a statement: the assignment, or invalid.
-Node assignment_of(const Node& stmt) {
-    if (!stmt || !stmt.is("expression_statement")) return {};
-    const auto parts = stmt.named_children();
-    return parts.size() == 1 && parts[0].is("assignment") ? parts[0] : Node();
-}
 
 // True when identifier `id` is bound there (an assignment or loop target, unpacked or not).
 bool bound_here(const Node& id) {
@@ -55,24 +46,6 @@ bool bound_here(const Node& id) {
     }
     return p && (p.is("assignment") || p.is("augmented_assignment") || p.is("for_statement")) && p.field("left") == n;
 }
-
-// The identifiers named `name` in the body of `def`, nested functions and classes left out.
-std::vector<Node> occurrences(const Node& def, const std::string& name) {
-    std::vector<Node> out;
-    syntax::walk(def.field("body"), [&](const Node& n) {
-        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
-        if (n.is("identifier") && n.text() == name) {
-            const Node p = n.parent();
-            if (!(p.is("attribute") && p.field("attribute") == n) && !(p.is("keyword_argument") && p.field("name") == n)) {
-                out.push_back(n);
-            }
-        }
-        return true;
-    });
-    return out;
-}
-
-bool inside(const Node& node, const Node& outer) { return outer.begin() <= node.begin() && node.end() <= outer.end(); }
 
 // The positional parameters of a method, `self` first; empty when it has *args, **kwargs or
 // parameters that are not plain names.
@@ -112,23 +85,6 @@ std::optional<std::pair<Node, Node>> split_call(const Context& ctx, std::size_t 
         return std::make_pair(fn.field("object"), args[0]);
     }
     return std::nullopt;
-}
-
-// `torch.cat(O, dim=0)` / `torch.cat(O, 0)` / `torch.cat(O)`: O.
-Node cat_of(const Context& ctx, std::size_t file, const Node& e) {
-    const Node call = syntax::without_parens(e);
-    if (!call.is("call")) return {};
-    const std::string ext = ctx.project.external_name(file, call.field("function"));
-    if (ext != "torch.cat" && ext != "torch.concat" && ext != "torch.concatenate") return {};
-    const auto args = call.field("arguments").named_children();
-    if (args.empty() || !args[0].is("identifier")) return {};
-    if (args.size() == 1) return args[0];
-    if (args.size() == 2 && (args[1].text() == "0" || (args[1].is("keyword_argument") &&
-                                                       args[1].field("name").text() == "dim" &&
-                                                       args[1].field("value").text() == "0"))) {
-        return args[0];
-    }
-    return {};
 }
 
 class Matcher {
@@ -450,7 +406,7 @@ private:
         Node cat_list;
         syntax::walk(cat_stmt, [&](const Node& n) {
             if (cat || n.is("lambda")) return false;
-            if (const Node l = cat_of(ctx_, ctx_.file, n); l && l.text() == outputs) {
+            if (const Node l = body::cat_of(ctx_, ctx_.file, n); l && l.text() == outputs) {
                 cat = n;
                 cat_list = l;
             }

@@ -50,6 +50,7 @@
 #include <functional>
 
 #include "graphmend/scalar_reads.hpp"
+#include "graphmend/split_dispatch.hpp"
 #include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
@@ -104,6 +105,7 @@ public:
                 return true;
             }
             if (is_raise_check(n)) return true;
+            if (skip_of_sorted_slices(ctx, def, n)) return true;
             if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
                 !reads_data(n.field("condition"), tensors_of(def))) {
                 return true;
@@ -120,6 +122,15 @@ public:
         });
     }
 
+
+    // The `if N == 0: continue` of a sorted-slices expert dispatch that GM501 fixes: its test
+    // becomes `_graphmend_no_rows(N)`, false in the static form.
+    static bool skip_of_sorted_slices(const Context& ctx, const Node& def, const Node& n) {
+        const Node loop = n.parent().parent();
+        if (!loop.is("for_statement")) return false;
+        const auto d = match_sorted_slices(ctx, def, loop);
+        return d && d->refused.empty() && d->skip && d->skip == n.field("condition");
+    }
 
     // True when `n` is (part of) the test of an if / elif / while / assert / conditional
     // expression: the statement's own rewrite handles it.
