@@ -117,9 +117,72 @@ public:
             }
             Site site = site_for(ctx, n, def, scope);
             with_scalar_reads(site, scalar_reads(ctx, def, tests));
+            if (!site.fix) {
+                if (auto why = cache_growth(ctx, def, n)) site.reason = std::move(*why);
+            }
             out.push_back(std::move(site));
             return true;
         });
+    }
+
+    // A cache that grows with a data-dependent length (issue 11, item 5): `if LENGTH >
+    // self.ATTR:` whose branch sets `self.ATTR`, itself or through a method of the class
+    // (`self._set_cos_sin_cache(seq_len=...)`, the rotary caches of Hub remote code). No select
+    // can express it: the branch changes the module's state and the cache's shape. The refusal
+    // says what would remove the break.
+    static std::optional<std::string> cache_growth(const Context& ctx, const Node& def, const Node& n) {
+        const Node test = syntax::without_parens(n.field("condition"));
+        if (!test.is("comparison_operator") || test.named_children().size() != 2 || test.child_count() != 3) {
+            return std::nullopt;
+        }
+        const std::string_view op = test.child(1).type();
+        if (op != ">" && op != ">=" && op != "<" && op != "<=") return std::nullopt;
+        Node size;
+        for (const Node& side : test.named_children()) {
+            if (side.is("attribute") && side.field("object").text() == "self") size = side;
+        }
+        if (!size) return std::nullopt;
+        const std::string attr(size.field("attribute").text());
+        // The class of the method holding the `if`.
+        const Node cls = def.parent().parent();
+        if (!cls.is("class_definition")) return std::nullopt;
+        const auto& classes = ctx.source().index.classes;
+        const auto it = classes.find(std::string(cls.field("name").text()));
+        if (it == classes.end()) return std::nullopt;
+        auto sets_size = [&](const Node& body) {
+            bool found = false;
+            syntax::walk(body, [&](const Node& m) {
+                if (found) return false;
+                if (m.is("assignment") && m.field("left").is("attribute") &&
+                    m.field("left").field("object").text() == "self" && m.field("left").field("attribute").text() == attr) {
+                    found = true;
+                }
+                return !found;
+            });
+            return found;
+        };
+        std::string how;
+        const Node branch = n.field("consequence");
+        if (sets_size(branch)) how = fmt::format("sets `self.{}`", attr);
+        syntax::walk(branch, [&](const Node& m) {
+            if (!how.empty()) return false;
+            if (!m.is("call") || !m.field("function").is("attribute") ||
+                m.field("function").field("object").text() != "self") {
+                return true;
+            }
+            const auto method = it->second.methods.find(std::string(m.field("function").field("attribute").text()));
+            if (method != it->second.methods.end() && sets_size(method->second.field("body"))) {
+                how = fmt::format("calls `{}(...)`, which sets `self.{}`", m.field("function").text(), attr);
+            }
+            return how.empty();
+        });
+        if (how.empty()) return std::nullopt;
+        return fmt::format("a cache that grows with a data-dependent length: the branch {} when `{}` holds, which "
+                           "changes the module's state and the cache's shape, so no select can express it. What would "
+                           "remove the break: build the cache at its largest size when the module is constructed (the "
+                           "configured maximum, such as `config.max_position_embeddings`) and drop the test, or "
+                           "compare a length taken from shapes (a Python int) instead of tensor values",
+                           how, one_line(test.text()));
     }
 
 
