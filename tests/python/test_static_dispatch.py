@@ -16,6 +16,21 @@ def runtime(mode="static"):
     return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v2", "GRAPHMEND_DISPATCH", mode)
 
 
+def fixed_pair(original, tmp_path, name, marker, *args):
+    """The original file and its fixed copy (which must hold `marker`), loaded, with one Model
+    each in eval mode sharing the original's weights: (want_module, got_module, want_model,
+    got_model)."""
+    fixed = fix_copy(original, tmp_path, *args)
+    assert marker in fixed.read_text()
+    want_module = load_module(original, f"{name}_original")
+    got_module = load_module(fixed, f"{name}_fixed")
+    torch.manual_seed(0)
+    want_model = want_module.Model().eval()
+    got_model = got_module.Model().eval()
+    got_model.load_state_dict(want_model.state_dict())
+    return want_module, got_module, want_model, got_model
+
+
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 7), (4, 0)])
 def test_static_pairs_are_where_pairs_in_order(shape, monkeypatch):
     rt = runtime()
@@ -91,14 +106,7 @@ def test_unrouted_rows_cannot_leak_nan_and_the_graph_does_not_break(tmp_path):
     require_graphmend()
     original = tmp_path / "leak.py"
     original.write_text(textwrap.dedent(MODEL))
-    fixed = fix_copy(original, tmp_path)
-    assert "_graphmend_pairs" in fixed.read_text()
-    want_module = load_module(original, "gm501_leak_original")
-    got_module = load_module(fixed, "gm501_leak_fixed")
-    torch.manual_seed(0)
-    want_model = want_module.Model().eval()
-    got_model = got_module.Model().eval()
-    got_model.load_state_dict(want_model.state_dict())
+    want_module, got_module, want_model, got_model = fixed_pair(original, tmp_path, "gm501_leak", "_graphmend_pairs")
     x = torch.randn(16, 4)
     x[:5] = x[:5].abs() + 0.1  # some rows for each expert
     graphs = []
@@ -177,14 +185,7 @@ def test_split_fixture_compiles_to_one_graph_and_keeps_outputs_and_gradients(tmp
     import pathlib
 
     original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "split_sizes.py"
-    fixed = fix_copy(original, tmp_path)
-    assert "_graphmend_sizes" in fixed.read_text()
-    want_module = load_module(original, "gm501_split_original")
-    got_module = load_module(fixed, "gm501_split_fixed")
-    torch.manual_seed(0)
-    want_model = want_module.Model().eval()
-    got_model = got_module.Model().eval()
-    got_model.load_state_dict(want_model.state_dict())
+    want_module, _, want_model, got_model = fixed_pair(original, tmp_path, "gm501_split", "_graphmend_sizes")
     graphs = []
 
     def counting(gm, example_inputs):
@@ -262,14 +263,7 @@ def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path)
     import pathlib
 
     original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "sorted_slices.py"
-    fixed = fix_copy(original, tmp_path)
-    assert "_graphmend_counts" in fixed.read_text()
-    want_module = load_module(original, "gm501_sorted_original")
-    got_module = load_module(fixed, "gm501_sorted_fixed")
-    torch.manual_seed(0)
-    want_model = want_module.Model().eval()
-    got_model = got_module.Model().eval()
-    got_model.load_state_dict(want_model.state_dict())
+    want_module, _, want_model, got_model = fixed_pair(original, tmp_path, "gm501_sorted", "_graphmend_counts")
 
     def breaks(model, x):
         torch._dynamo.reset()
@@ -390,15 +384,10 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monk
     original.write_text(textwrap.dedent(MODEL_5X))
     # The 5.x form is an unsafe fix (docs/rules/GM501.md): by default the file stays as written.
     assert fix_copy(original, tmp_path).read_text() == original.read_text()
-    fixed = fix_copy(original, tmp_path, "--unsafe-fixes")
-    text = fixed.read_text()
+    want_module, got_module, want_model, got_model = fixed_pair(original, tmp_path, "gm501_rows",
+                                                                "if _graphmend_dispatch_all(", "--unsafe-fixes")
+    text = (tmp_path / f"{original.stem}_fixed.py").read_text()
     assert text.count("if _graphmend_dispatch_all(") == 2 and "expert_hit = " not in text
-    want_module = load_module(original, "gm501_rows_original")
-    got_module = load_module(fixed, "gm501_rows_fixed")
-    torch.manual_seed(0)
-    want_model = want_module.Model().eval()
-    got_model = got_module.Model().eval()
-    got_model.load_state_dict(want_model.state_dict())
     x = torch.randn(32, 8)  # each expert gets enough rows for the same kernel (docs/rules/GM501.md)
     graphs = []
 
