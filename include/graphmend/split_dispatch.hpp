@@ -91,6 +91,9 @@ struct SortedSlices {
     std::string count;      // N
     syntax::Node cat;       // the `torch.cat(O, ...)` call
     std::string outputs;    // O
+    /// The expert container (`self.experts`) when an element may be None (expert
+    /// parallelism): the static form is then taken only when none is.
+    std::string container;
     bool needs_eval = false;  // a Dropout in the work on the rows: static only in eval mode
     std::string refused;    // why it cannot be rewritten (empty when it can)
 };

@@ -179,7 +179,9 @@ private:
         }
         std::vector<edits::Edit> edits;
         edits.push_back({d.readout.begin(), d.readout.end(),
-                         fmt::format("_graphmend_counts({}, {}, lambda: {})", d.tensor, d.rows, d.readout.text())});
+                         d.container.empty() ? fmt::format("_graphmend_counts({}, {}, lambda: {})", d.tensor, d.rows, d.readout.text())
+                                             : fmt::format("_graphmend_counts({}, {}, lambda: {}, {})", d.tensor, d.rows,
+                                                           d.readout.text(), d.container)});
         if (d.skip) {
             edits.push_back({d.skip.begin(), d.skip.end(), fmt::format("_graphmend_no_rows({})", d.count)});
         }

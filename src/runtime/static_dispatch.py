@@ -164,13 +164,17 @@ def _graphmend_static_dispatch_runtime():
         return out
 
     # Sorted-slices dispatch (DeepSeek-V2/V3 remote code's moe_infer): `S = T.cpu().numpy()`
-    # becomes counts(T, X, lambda: T.cpu().numpy()), `if N == 0:` no_rows(N), each slice
+    # becomes counts(T, X, lambda: T.cpu().numpy()[, EXPERTS]), `if N == 0:` no_rows(N), each slice
     # `X[A:E]` between(X, A, E) and `torch.cat(O, dim=0)` join(O, S). In the static form S stays a
     # tensor (a copy), the walk's bounds become tensors, every slice is every row of X, no expert
     # is skipped (one with no rows owns no row of the join) and join gives each row its own
     # expert's result. It is chosen here, once, within the cost rule of choose (experts x rows,
     # at most as many experts as rows); otherwise `read` reads the counts out as written.
-    def counts(t, x, read):
+    # `modules`, when given, is the experts' container, which may hold None for experts of other
+    # ranks (expert parallelism): the static form runs every expert, so only when none is None.
+    def counts(t, x, read, modules=None):
+        if modules is not None and any(m is None for m in modules):
+            return read()
         if sizes_static(t) and (mode == "static" or (t.shape[0] * x.shape[0] <= limit and t.shape[0] <= x.shape[0])):
             return t.clone()
         return read()

@@ -255,6 +255,13 @@ def test_sorted_slices_counts_bounds_and_skip(monkeypatch):
     assert rt["_graphmend_between"](rows, 0, torch.tensor(2)) is rows
     assert rt["_graphmend_no_rows"](0) is True and rt["_graphmend_no_rows"](3) is False
     assert rt["_graphmend_no_rows"](torch.tensor(0)) is False  # static: every expert runs
+    # An expert container holding None (another rank's expert): read out as written.
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    with torch.no_grad():
+        experts = torch.nn.ModuleList([torch.nn.Linear(3, 3), None, torch.nn.Linear(3, 3)])
+        assert rt["_graphmend_counts"](counts, rows, lambda: "read", experts) == "read"
+        experts[1] = torch.nn.Linear(3, 3)
+        assert isinstance(rt["_graphmend_counts"](counts, rows, lambda: "read", experts), torch.Tensor)
 
 
 @pytest.mark.slow
@@ -263,7 +270,8 @@ def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path)
     import pathlib
 
     original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "sorted_slices.py"
-    want_module, _, want_model, got_model = fixed_pair(original, tmp_path, "gm501_sorted", "_graphmend_counts")
+    want_module, got_module, want_model, got_model = fixed_pair(original, tmp_path, "gm501_sorted",
+                                                                "_graphmend_counts")
 
     def breaks(model, x):
         torch._dynamo.reset()
@@ -291,6 +299,20 @@ def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path)
             got = torch.compile(got_model, dynamic=False)(x)
         # Each expert's product runs on more rows: the last bits may differ (BLAS kernels).
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    # Expert parallelism (DeepSeek's layout): this rank holds None for the other rank's experts,
+    # so the static form is not taken and the walk runs as written, also compiled.
+    torch.manual_seed(0)
+    want_ep = want_module.Model(ep_size=2).eval()
+    got_ep = got_module.Model(ep_size=2).eval()
+    got_ep.load_state_dict(want_ep.state_dict())
+    assert any(e is None for e in got_ep.moe.experts)
+    (x,) = want_module.example_inputs()
+    assert breaks(got_ep.moe, x) > 0
+    with torch.no_grad():
+        want = want_ep.moe(x)
+        assert torch.equal(got_ep.moe(x), want)
+        torch._dynamo.reset()
+        assert torch.equal(torch.compile(got_ep.moe, backend="eager", dynamic=False)(x), want)
     # With autograd recording (ListMoE is not under no_grad) the walk runs as written.
     (x,) = want_module.example_inputs()
     want_model(x).sum().backward()

@@ -454,6 +454,38 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
     return {};
 }
 
+Callable modules_or_none(const Context& ctx, std::size_t file, const std::string& owner, const std::string& name,
+                         bool& may_hold_none) {
+    may_hold_none = false;
+    const auto values = self_assignments(ctx, file, owner, name);
+    if (values.empty() || container_changed(ctx, file, owner, name)) return {};
+    std::optional<Callable> element;
+    for (const auto& [f, v] : values) {
+        const Node value = syntax::without_parens(v);
+        if (!value.is("call") || last_part(ctx.project.external_name(f, value.field("function"))) != "ModuleList") return {};
+        const auto args = value.field("arguments").named_children();
+        if (args.size() != 1) return {};
+        const Node items = syntax::without_parens(args[0]);
+        if (!items.is("list_comprehension")) return {};
+        Node body = syntax::without_parens(items.field("body"));
+        if (body.is("conditional_expression")) {
+            const auto parts = body.named_children();  // value, test, alternative
+            if (parts.size() != 3) return {};
+            const Node a = syntax::without_parens(parts[0]);
+            const Node b = syntax::without_parens(parts[2]);
+            if (a.is("none") == b.is("none")) return {};
+            body = a.is("none") ? b : a;
+            may_hold_none = true;
+        }
+        if (!body.is("call")) return {};
+        Callable c = callable_of(ctx, f, Node(), owner, body, 1);
+        if (c.kind != Callable::Class) return {};
+        if (element && (element->file != c.file || element->cls != c.cls)) return {};
+        element = std::move(c);
+    }
+    return *element;
+}
+
 RowFlow::RowFlow(const Context& ctx, std::size_t file, Node def, std::string owner, int depth)
     : ctx_(ctx), file_(file), def_(def), owner_(std::move(owner)), depth_(depth) {}
 
@@ -748,6 +780,7 @@ std::optional<bool> RowFlow::call(const Node& e) {
         }
     }
     // A module or project function.
+    if (fn.is("identifier") && known.contains(text(fn))) return callable(e, known.at(text(fn)), row_args);
     if (fn.is("identifier") && elements.contains(text(fn))) {
         const Callable list = callable_of(ctx_, file_, def_, owner_, elements.at(text(fn)), 0);
         if (list.kind == Callable::ListOf && list.element) return callable(e, *list.element, row_args);

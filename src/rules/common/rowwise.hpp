@@ -41,6 +41,15 @@ bool is_elementwise_function(std::string_view name);
 Callable callable_of(const Context& ctx, std::size_t file, const syntax::Node& def, const std::string& owner,
                      const syntax::Node& expr, int depth = 0);
 
+/// `self.NAME` of class `owner` (in `file`) built, in every assignment of the class, as
+/// `nn.ModuleList([C(...) for ...])` of one project class C, an element possibly
+/// `C(...) if TEST else None` (or `None if TEST else C(...)`: expert parallelism, as in
+/// DeepSeek-V2/V3's remote code, which builds the list in both branches of an `if`), and changed
+/// nowhere (no append, no item assignment). The element class (a Callable of kind Class), or
+/// kind None; `may_hold_none` says whether an element may be None.
+Callable modules_or_none(const Context& ctx, std::size_t file, const std::string& owner, const std::string& name,
+                         bool& may_hold_none);
+
 /// Follows which locals hold rows (a tensor with one row per candidate) through the
 /// statements of one function. `rows` are such locals; `index` are the index vectors a
 /// gather takes rows with (`X[I]`, `X[None, I]`, `W[I, J, None]`).
@@ -59,6 +68,8 @@ public:
     /// Expressions that hold rows as they are written, by byte range: the slices `X[A:E]` of
     /// the sorted-slices dispatch, which the static form replaces by every row of X.
     std::set<std::pair<std::uint32_t, std::uint32_t>> row_nodes;
+    /// Locals the caller has resolved to what they call (a call of one is checked as a call of it).
+    std::map<std::string, Callable> known;
     /// Each gather by a mask seen so far, with the mask's position among its indices.
     std::vector<std::pair<syntax::Node, int>> mask_gathers;
     /// A Dropout was found; it is row-wise only in eval mode (set instead of failing).

@@ -204,6 +204,23 @@ std::optional<SortedSlices> match_sorted_slices(const Context& ctx, const Node& 
             return refuse(fmt::format("line {}: a statement in the loop other than `NAME = EXPR`",
                                       steps[i].position().line));
         }
+        // `NAME = self.ATTR[INDEX]`: an expert of a ModuleList of one class, which may hold None
+        // for other ranks' experts (DeepSeek's expert parallelism).
+        const Node r = syntax::without_parens(a.field("right"));
+        if (a.field("left").is("identifier") && r.is("subscript") && r.field("value").is("attribute") &&
+            r.field("value").field("object").text() == "self" && !flow.holds_rows(r)) {
+            bool may_hold_none = false;
+            const std::string name = text(a.field("left"));
+            const Callable c = modules_or_none(ctx, ctx.file, owner_of(def), text(r.field("value").field("attribute")),
+                                               may_hold_none);
+            std::size_t bindings = 0;
+            for (const Node& o : occurrences(def, name)) bindings += analysis::is_read(o) ? 0 : 1;
+            if (c.kind == Callable::Class && bindings == 1 && flow.pure(r)) {
+                flow.known[name] = c;
+                if (may_hold_none) d.container = text(r.field("value"));
+                continue;
+            }
+        }
         if (!flow.assignment(a)) return refuse(flow.why());
     }
     const auto v = flow.expr(value);
