@@ -1,3 +1,5 @@
+# Not valid Python: the `else:` below sits at a column no block has (CPython: IndentationError).
+# graphmend must report a syntax error and leave the file alone (found by CI's fuzz run).
 """Comments inside a rewritten `if` stay, on lines of their own inside the call, and the
 statement keeps its line count, so code below it keeps its line numbers."""
 import torch
