@@ -139,7 +139,7 @@ def _graphmend_static_dispatch_runtime():
         s = choose(s, x)
         if not isinstance(s, torch.Tensor):
             return x.split(s, dim=0), s
-        return [x] * s.shape[0], s
+        return [x.clone() for _ in range(s.shape[0])], s  # a copy each, as between() gives
 
     def join(outputs, s):
         if not isinstance(s, torch.Tensor) or len(outputs) == 0:
@@ -182,9 +182,11 @@ def _graphmend_static_dispatch_runtime():
     def no_rows(n):
         return False if isinstance(n, torch.Tensor) else n == 0
 
+    # Every row, as a copy per expert: an expert that works in place on its input (`relu_`,
+    # `inplace=True`) changes only its own copy, as it changed only its own slice in the loop.
     def between(x, a, e):
         if isinstance(a, torch.Tensor) or isinstance(e, torch.Tensor):
-            return x
+            return x.clone()
         return x[a:e]
 
     try:

@@ -252,7 +252,8 @@ def test_sorted_slices_counts_bounds_and_skip(monkeypatch):
         assert rt["_graphmend_counts"](counts, torch.zeros(2, 3), lambda: "read") == "read"
     # The bounds: a slice of Python ints as written, every row once a bound is a tensor.
     assert torch.equal(rt["_graphmend_between"](rows, 2, 5), rows[2:5])
-    assert rt["_graphmend_between"](rows, 0, torch.tensor(2)) is rows
+    every = rt["_graphmend_between"](rows, 0, torch.tensor(2))
+    assert torch.equal(every, rows) and every is not rows  # a copy: in-place work stays in it
     assert rt["_graphmend_no_rows"](0) is True and rt["_graphmend_no_rows"](3) is False
     assert rt["_graphmend_no_rows"](torch.tensor(0)) is False  # static: every expert runs
     # An expert container holding None (another rank's expert): read out as written.

@@ -270,11 +270,27 @@ std::optional<SortedSlices> match_sorted_slices(const Context& ctx, const Node& 
         return d;
     }
     if (!index.empty() && !only(index, [&](const Node& o) { return inside(o, loop); })) return d;
-    // X: bound before the read-out only (or a parameter), so every slice is of one tensor.
+    // X: bound before the read-out only (or a parameter), so every slice is of one tensor; in
+    // the loop read only through the slices; after it only for what it is, not its values (the
+    // static form hands each expert a copy of X, so work done in place on a slice no longer
+    // reaches X).
     for (const Node& o : occurrences(def, d.rows)) {
         if (o.begin() >= readout_assignment.begin() && analysis::is_read(o) == false) {
             return refuse(fmt::format("line {}: `{}` is bound again after the counts are read out",
                                       o.position().line, d.rows));
+        }
+        if (inside(o, loop) && !in_slices(o)) {
+            return refuse(fmt::format("line {}: `{}` is read in the loop other than as `{}[{}:{}]`",
+                                      o.position().line, d.rows, d.rows, start, end));
+        }
+        if (o.begin() >= loop.end()) {
+            const Node p = o.parent();
+            const std::string_view attr = p.is("attribute") && p.field("object") == o ? p.field("attribute").text()
+                                                                                       : std::string_view();
+            if (attr != "dtype" && attr != "device" && attr != "shape" && attr != "new_empty" &&
+                attr != "new_zeros" && attr != "size" && attr != "ndim") {
+                return refuse(fmt::format("line {}: `{}` is read after the loop", o.position().line, d.rows));
+            }
         }
     }
     // After the loop: `torch.cat(O, dim=0)` in the next statement; O read nowhere else but
