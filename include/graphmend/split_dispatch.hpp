@@ -94,7 +94,6 @@ struct SortedSlices {
     /// The expert container (`self.experts`) when an element may be None (expert
     /// parallelism): the static form is then taken only when none is.
     std::string container;
-    bool needs_eval = false;  // a Dropout in the work on the rows: static only in eval mode
     std::string refused;    // why it cannot be rewritten (empty when it can)
 };
 

@@ -226,8 +226,7 @@ std::optional<SortedSlices> match_sorted_slices(const Context& ctx, const Node& 
     const auto v = flow.expr(value);
     if (!v) return refuse(flow.why());
     if (!*v) return refuse(fmt::format("line {}: what is appended does not hold the rows", append.position().line));
-    d.needs_eval = flow.needs_eval;
-    if (d.needs_eval) {
+    if (flow.needs_eval) {
         return refuse(fmt::format("line {}: a Dropout on the rows (it draws a number per element in training)",
                                   append.position().line));
     }
