@@ -2,6 +2,7 @@
 // links, paths given explicitly, warnings.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -172,15 +173,36 @@ TEST(Discovery, AFifoIsNeverReadGivenOrInAFolder) {
 }
 
 TEST(Discovery, AnUnreadableFolderIsWarnedAbout) {
-    if (::geteuid() == 0) GTEST_SKIP() << "root reads every folder";
     TempTree t;
     t.write("p/a.py", "x = 1\n");
     t.write("p/locked/b.py", "x = 1\n");
+    ::chmod(t.root.c_str(), 0755);  // mkdtemp's 0700 would lock `nobody` out of the whole tree
     ::chmod((t.root / "p/locked").c_str(), 0);
-    Discovered d;
-    EXPECT_EQ(found(t, {"p"}, {}, &d), (Files{"p/a.py"}));
+    // Root reads every folder whatever its mode: as root, the walk runs in a child process
+    // that has become the unprivileged user `nobody` (65534) first, and reports by its exit
+    // status (1: not the files expected, 2: no warning, 3: could not drop root).
+    auto walk = [&]() -> int {
+        Discovered d;
+        if (found(t, {"p"}, {}, &d) != Files{"p/a.py"}) return 1;
+        return has_warning(d, "p/locked: cannot read folder") ? 0 : 2;
+    };
+    int result = 0;
+    if (::geteuid() == 0) {
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+            ::_exit(walk());
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        result = WEXITSTATUS(status);
+    } else {
+        result = walk();
+    }
     ::chmod((t.root / "p/locked").c_str(), 0755);
-    EXPECT_TRUE(has_warning(d, "p/locked: cannot read folder"));
+    EXPECT_EQ(result, 0) << "1: other files found, 2: no warning, 3: could not become nobody";
 }
 
 }  // namespace
