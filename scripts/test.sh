@@ -13,7 +13,10 @@ status=0
 ctest --test-dir build --output-on-failure --no-tests=error && ctest_result=pass || { ctest_result=FAIL; status=1; }
 
 if [[ -n $(find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | head -1) ]]; then
-  .venv/bin/python -m pytest -q tests/python && pytest_result=pass || { pytest_result=FAIL; status=1; }
+  # Two processes (pytest-xdist): most tests wait on one-threaded Dynamo tracing in subprocesses.
+  # --dist loadscope sends each file's tests to one process, in order, so a module fixture (the
+  # pip install, the fixed transformers copy) is made once.
+  .venv/bin/python -m pytest -q -n 2 --dist loadscope tests/python && pytest_result=pass || { pytest_result=FAIL; status=1; }
 else
   pytest_result="skipped (no test files in tests/python)"
 fi

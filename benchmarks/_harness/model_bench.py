@@ -135,13 +135,62 @@ def fix_package(installed, site, unsafe_fixes=False):
     """Copy package folder `installed` to site/<its name> and fix the copy in place with graphmend.
 
     Returns (the copy's folder, fixer.FixResult). `site` is emptied first.
+    With env GRAPHMEND_FIX_CACHE set to a folder, the fixed copy is made once per key (the
+    fixer's bytes, the package's files, `unsafe_fixes`) under that folder and reused, and
+    `site` is not used: the tests set it, so that runs of one package share one fix.
     """
+    cache = os.environ.get("GRAPHMEND_FIX_CACHE")
+    if cache:
+        return _cached_fix(Path(cache), Path(installed), unsafe_fixes)
     site = Path(site)
     copy = site / Path(installed).name
     if site.exists():  # a kept work folder from an earlier run
         shutil.rmtree(site)
     _copy_package(installed, copy)
     return copy, fixer.run_fix([copy] + (["--unsafe-fixes"] if unsafe_fixes else []))
+
+
+def _fix_key(installed, unsafe_fixes):
+    """What a fixed copy depends on: the fixer (its files' bytes), the package's .py files
+    (names and bytes) and the flag."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for part in fixer.fixer_command():
+        h.update(part.encode() + b"\0")
+        if Path(part).is_file():
+            h.update(hashlib.sha256(Path(part).read_bytes()).digest())
+    h.update(str(installed).encode() + (b"\0unsafe" if unsafe_fixes else b"\0safe"))
+    for f in sorted(installed.rglob("*.py")):
+        h.update(f"{f.relative_to(installed)}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:24]
+
+
+def _cached_fix(cache, installed, unsafe_fixes):
+    """fix_package under GRAPHMEND_FIX_CACHE: make cache/<key>/site/<package> once. Under a lock
+    per key, so concurrent runs (pytest-xdist's processes) wait for the first instead of fixing
+    the package too; made in a temporary folder renamed into place, so an interrupted run never
+    leaves half a copy behind."""
+    import fcntl
+    import tempfile
+
+    entry = cache / _fix_key(installed, unsafe_fixes)
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{entry.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (entry / "fix.json").is_file():
+            tmp = Path(tempfile.mkdtemp(prefix="making-", dir=cache))
+            _copy_package(installed, tmp / "site" / installed.name)
+            fix = fixer.run_fix([tmp / "site" / installed.name] + (["--unsafe-fixes"] if unsafe_fixes else []))
+            data = fix.to_json()
+            # paths in the command and the fixer's output name the copy's final place
+            data["cmd"] = [part.replace(str(tmp), str(entry)) for part in data["cmd"]]
+            for key in ("stdout", "stderr"):
+                data[key] = data[key].replace(str(tmp), str(entry))
+            (tmp / "fix.json").write_text(json.dumps(data))
+            tmp.rename(entry)
+    data = json.loads((entry / "fix.json").read_text())
+    return entry / "site" / installed.name, fixer.FixResult(**data)
 
 
 def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None):

@@ -22,6 +22,26 @@ sys.path.insert(0, str(REPO / "benchmarks"))  # for unit tests of _harness
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: runs torch.compile in subprocesses (still runs by default)")
+    # The harness fixes a package once per (fixer, package files, flags) and reuses the fixed
+    # copy (model_bench.fix_package): the model tests share one fix of transformers instead of
+    # fixing it per model. One folder per run, shared by pytest-xdist's workers (they inherit
+    # PYTEST_XDIST_TESTRUNUID), removed by the process that started the run.
+    if "GRAPHMEND_FIX_CACHE" not in os.environ:
+        import tempfile
+
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+        cache = Path(tempfile.gettempdir()) / f"graphmend-fix-cache-{run}"
+        os.environ["GRAPHMEND_FIX_CACHE"] = str(cache)
+        if not hasattr(config, "workerinput"):
+            config._graphmend_fix_cache = cache
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_graphmend_fix_cache", None)
+    if cache is not None:
+        import shutil
+
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def run_harness(args, tmp_path, fixer=None, timeout=900):

@@ -189,8 +189,11 @@ def test_an_interrupt_during_the_write_phase_leaves_no_temporary(tmp_path, sig):
     folder = tmp_path / "p"
     folder.mkdir()
     (folder / "m.py").write_text(MODEL)
+    # The signal's default action in the child: a shell running the tests in the background
+    # starts them with SIGINT ignored, which graphmend (as any program) then keeps ignoring.
     proc = subprocess.Popen([str(BINARY), "fix", "-q", "m.py"], cwd=folder, env={**os.environ, "LD_PRELOAD": str(shim)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(getattr(signal, sig), signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not temporaries(folder) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.01)

@@ -167,3 +167,40 @@ def test_identity_fixer_on_t5_measures_the_baseline(tmp_path):
     assert "/site/transformers/" in r["package_file_after"]
     assert r["messages_before"]["stderr"], "the T5 deprecation message was not captured"
     assert code == 0
+
+
+def test_fix_cache_fixes_a_package_once_per_key(tmp_path, monkeypatch):
+    """GRAPHMEND_FIX_CACHE (set by conftest for the test run): one fix per fixer, package files
+    and flag; a changed package file or the flag makes another."""
+    from _harness import model_bench
+
+    pkg = tmp_path / "installed" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("x = 1\n")
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake_fix.py"
+    fake.write_text(textwrap.dedent(f"""\
+        import sys
+        from pathlib import Path
+        with open({str(calls)!r}, "a") as f:
+            f.write(" ".join(sys.argv[2:]) + "\\n")
+        for p in Path(sys.argv[2]).rglob("*.py"):
+            p.write_text(p.read_text() + "# fixed\\n")
+        print(sys.argv[2] + ": 1 site found, 1 fixed", file=sys.stderr)
+        """))
+    monkeypatch.setenv("GRAPHMEND_BIN", f"{sys.executable} {fake}")
+    monkeypatch.setenv("GRAPHMEND_FIX_CACHE", str(tmp_path / "cache"))
+    copy1, fix1 = model_bench.fix_package(pkg, tmp_path / "unused")
+    copy2, fix2 = model_bench.fix_package(pkg, tmp_path / "unused")
+    assert copy1 == copy2 and copy1.parent.name == "site" and copy1.name == "pkg"
+    assert (copy1 / "__init__.py").read_text() == "x = 1\n# fixed\n"
+    assert fix1 == fix2 and fix1.returncode == 0 and str(copy1) in fix1.stderr
+    assert str(copy1) in fix1.cmd and "making-" not in fix1.stderr
+    assert len(calls.read_text().splitlines()) == 1
+    assert not (tmp_path / "unused").exists()
+    model_bench.fix_package(pkg, tmp_path / "unused", unsafe_fixes=True)
+    (pkg / "__init__.py").write_text("x = 2\n")
+    copy3, _ = model_bench.fix_package(pkg, tmp_path / "unused")
+    assert copy3 != copy1 and (copy3 / "__init__.py").read_text() == "x = 2\n# fixed\n"
+    assert len(calls.read_text().splitlines()) == 3
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("making-")) == []

@@ -7,13 +7,13 @@ their first compiled call (found by benchmarks/latency.py). The op now always ge
 tensor. Each model runs in a fresh process with an empty Inductor cache.
 """
 import os
-import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, REPO, require_graphmend
+from conftest import REPO, require_graphmend
 
 SCRIPT = r"""
 import sys
@@ -40,14 +40,17 @@ print("OK", len(pairs))
 
 @pytest.fixture(scope="module")
 def fixed_site(tmp_path_factory):
+    """The folder holding a fixed copy of transformers: the harness's (model_bench.fix_package),
+    shared with the model tests through GRAPHMEND_FIX_CACHE when conftest set it."""
     require_graphmend()
     import transformers
 
-    site = tmp_path_factory.mktemp("site")
-    shutil.copytree(os.path.dirname(transformers.__file__), site / "transformers",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([str(BINARY), "fix", "-q", str(site / "transformers")], check=True, capture_output=True)
-    return site
+    from _harness.model_bench import fix_package
+
+    installed = os.path.realpath(os.path.dirname(transformers.__file__))
+    copy, fix = fix_package(Path(installed), tmp_path_factory.mktemp("work") / "site")
+    assert fix.returncode == 0, fix.stderr[-4000:]
+    return copy.parent
 
 
 @pytest.mark.slow
