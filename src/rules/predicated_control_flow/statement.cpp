@@ -328,13 +328,15 @@ std::string gate_checks(const Node& stmt, Plan& plan) {
 // or torch.*_like(SOURCE). Anything else (a product of two tensors from different sources,
 // `mask4d & pad` where `pad` adds dimensions, a submodule's output, `.float()`) is not
 // shown, and the report says the select holds only where the layouts agree at run time.
+// No dtypes are known: math (`sqrt`, `exp`, `/`, `* 0.5`) is taken to keep the dtype, as it
+// does for the floating-point tensors of model code; an integer tensor's would become float.
 bool keeps_layout_method(std::string_view m) {
     static const std::set<std::string_view> kMethods{
         "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max",
         "clip", "masked_fill", "contiguous", "clone", "detach", "sin", "cos", "reciprocal", "square", "pow", "floor",
         "ceil", "round", "trunc", "sign", "logical_not", "bitwise_not", "nan_to_num", "softmax", "log_softmax",
-        "cumsum", "cumprod", "tril", "triu", "flip", "roll", "add", "sub", "mul", "div", "neg", "exp2", "erf",
-        "gelu", "silu", "fill_diagonal_", "requires_grad_"};
+        "cumsum", "cumprod", "tril", "triu", "flip", "roll", "add", "sub", "mul", "div", "exp2", "erf",
+        "gelu", "silu"};
     return kMethods.contains(m);
 }
 
