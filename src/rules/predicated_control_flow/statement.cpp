@@ -353,6 +353,22 @@ bool is_python_literal(const Node& e) {
 // statements of branch `b` that run before `e` (names they bind are followed).
 std::string layout_source(const Context& ctx, const Node& e, const Branch* b, std::size_t before, int depth = 0);
 
+// The statement of branch `b`, among its first `before`, that last bound `name`, or -1.
+std::ptrdiff_t bound_before(const Branch* b, std::size_t before, std::string_view name) {
+    if (b == nullptr) return -1;
+    for (std::size_t i = before; i-- > 0;) {
+        if (b->body[i].kind == Statement::Assign && b->body[i].name == name) return static_cast<std::ptrdiff_t>(i);
+    }
+    return -1;
+}
+
+// True when the analysis knows `e` is no tensor (a Python value: the runtime selects only the
+// very same object).
+bool python_value(const Context& ctx, const Node& e) {
+    const auto v = ctx.values.eval(ctx.file, e);
+    return v.kinds != 0 && !v.tensor() && !(v.kinds & analysis::kUnknown);
+}
+
 // A Python number or bool: a literal, `torch.finfo(...).max` and the like, arithmetic of
 // those, a name the branch bound to one, or a value the analysis knows is one (no tensor).
 bool scalar_operand(const Context& ctx, const Node& e, const Branch* b = nullptr, std::size_t before = 0,
@@ -375,12 +391,10 @@ bool scalar_operand(const Context& ctx, const Node& e, const Branch* b = nullptr
             if (fn == "torch.finfo" || fn == "torch.iinfo") return true;
         }
     }
-    if (e.is("identifier") && b != nullptr) {
-        for (std::size_t i = before; i-- > 0;) {
-            const auto& st = b->body[i];
-            if (st.kind == Statement::Assign && st.name == e.text()) {
-                return st.value && scalar_operand(ctx, st.value, b, i, depth + 1);
-            }
+    if (e.is("identifier")) {
+        if (const auto i = bound_before(b, before, e.text()); i >= 0) {
+            const auto& value = b->body[static_cast<std::size_t>(i)].value;
+            return value && scalar_operand(ctx, value, b, static_cast<std::size_t>(i), depth + 1);
         }
     }
     const auto v = ctx.values.eval(ctx.file, e);
@@ -424,24 +438,14 @@ std::string layout_source(const Context& ctx, const Node& e, const Branch* b, st
         return kids.size() == 1 ? layout_source(ctx, kids[0], b, before, depth + 1) : "";
     }
     if (e.is("identifier")) {
-        if (b != nullptr) {
-            for (std::size_t i = before; i-- > 0;) {
-                const auto& st = b->body[i];
-                if (st.kind == Statement::Assign && st.name == e.text()) {
-                    return st.value ? layout_source(ctx, st.value, b, i, depth + 1) : "";
-                }
-            }
+        if (const auto i = bound_before(b, before, e.text()); i >= 0) {
+            const auto& value = b->body[static_cast<std::size_t>(i)].value;
+            return value ? layout_source(ctx, value, b, static_cast<std::size_t>(i), depth + 1) : "";
         }
-        // a Python value: the runtime selects only the very same object
-        const auto v = ctx.values.eval(ctx.file, e);
-        if (v.kinds != 0 && !v.tensor() && !(v.kinds & analysis::kUnknown)) return "";
-        return std::string(e.text());
     }
-    if (e.is("attribute") && e.field("object").is("identifier") && e.field("object").text() == "self") {
-        const auto v = ctx.values.eval(ctx.file, e);
-        if (v.kinds != 0 && !v.tensor() && !(v.kinds & analysis::kUnknown)) return "";
-        return std::string(e.text());
-    }
+    const bool self_attribute =
+        e.is("attribute") && e.field("object").is("identifier") && e.field("object").text() == "self";
+    if (e.is("identifier") || self_attribute) return python_value(ctx, e) ? "" : std::string(e.text());
     if (e.is("expression_list") || e.is("tuple")) {
         std::string out = "(";
         for (const auto& item : e.named_children()) {
