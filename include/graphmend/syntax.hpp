@@ -59,8 +59,10 @@ public:
         if (!valid()) return false;
         // strncmp stops at the end of the shorter name (memcmp would read past a short one:
         // ASan, global-buffer-overflow).
+        // The first byte rejects most types without a call (this is the analysis's hottest test).
         const char* t = ts_node_type(node_);
-        return std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
+        if (type.empty()) return t[0] == '\0';
+        return t[0] == type[0] && std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
     }
     [[nodiscard]] bool named() const { return valid() && ts_node_is_named(node_); }
     [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }

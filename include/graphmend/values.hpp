@@ -102,6 +102,13 @@ private:
         std::map<std::string, Value> env;
         std::set<std::string> locals;  // every name the function binds
         Value ret;
+        // The body's nodes the fixed point visits, each list in the walk's order, found once
+        // (a body is visited up to 4 times per round and 8 rounds): the bindings and returns
+        // (assignments, augmented assignments, named expressions, for statements and
+        // clauses, return statements, yields), outside nested functions, classes and lambdas;
+        // the calls, outside nested functions and classes (inside lambdas too).
+        std::vector<syntax::Node> bindings;
+        std::vector<syntax::Node> calls;
     };
     struct Frame;  // an evaluation in progress
 

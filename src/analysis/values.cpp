@@ -256,6 +256,19 @@ Values::Values(const Project& project) : project_(project) {
                 }
             }
             s.locals = analysis::local_names(fn);
+            syntax::walk(fn.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition")) return false;
+                if (n.is("call")) s.calls.push_back(n);
+                return true;
+            });
+            syntax::walk(fn.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+                if (n.is("assignment") || n.is("augmented_assignment") || n.is("named_expression") ||
+                    n.is("for_statement") || n.is("for_in_clause") || n.is("return_statement") || n.is("yield")) {
+                    s.bindings.push_back(n);
+                }
+                return true;
+            });
             summaries_.emplace(std::make_pair(f, fn.begin()), std::move(s));
         }
     }
@@ -263,15 +276,11 @@ Values::Values(const Project& project) : project_(project) {
     // the call sites; only the others (entry points) assume tensors for bare parameters.
     for (auto& [key, s] : summaries_) {
         Frame fr{s.file, &s, nullptr, &s.locals};
-        syntax::walk(s.fn.field("body"), [&](const Node& n) {
-            if (n.is("function_definition") || n.is("class_definition")) return false;
-            if (n.is("call")) {
-                if (const Summary* callee = callee_of(fr, n, nullptr); callee && callee != &s) {
-                    called_.insert({callee->file, callee->fn.begin()});
-                }
+        for (const Node& n : s.calls) {
+            if (const Summary* callee = callee_of(fr, n, nullptr); callee && callee != &s) {
+                called_.insert({callee->file, callee->fn.begin()});
             }
-            return true;
-        });
+        }
     }
     for (auto& [key, s] : summaries_) seed_params(s);
     // Interprocedural fixed point: returns flow to callers, arguments to parameters. Each
@@ -302,12 +311,10 @@ Values::Values(const Project& project) : project_(project) {
         for (auto& [key, s] : summaries_) {
             if (!is_active(s)) continue;
             Frame fr{s.file, &s, &s.env, &s.locals};
-            syntax::walk(s.fn.field("body"), [&](const Node& n) {
-                if (n.is("function_definition") || n.is("class_definition")) return false;
-                if (!n.is("call")) return true;
+            for (const Node& n : s.calls) {
                 Value module;
                 const Summary* callee = callee_of(fr, n, &module);
-                if (callee == nullptr) return true;
+                if (callee == nullptr) continue;
                 auto& target = summaries_.at({callee->file, callee->fn.begin()});
                 const bool bound = !target.owner.empty() && !target.params.empty() &&
                                    (target.params[0] == "self" || target.params[0] == "cls");
@@ -331,8 +338,7 @@ Values::Values(const Project& project) : project_(project) {
                         mark(target.file);
                     }
                 }
-                return true;
-            });
+            }
         }
         if (changed_projects.empty()) break;
         all_active = package_changed;
@@ -413,8 +419,7 @@ void Values::analyse(Summary& s) {
     // A few passes: a name's value may depend on names assigned below it (loops).
     for (int pass = 0; pass < 4; ++pass) {
         const auto before = s.env;
-        syntax::walk(s.fn.field("body"), [&](const Node& n) {
-            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        for (const Node& n : s.bindings) {
             if (n.is("assignment") && n.field("right")) {
                 Node right = n.field("right");
                 while (right.is("assignment")) right = right.field("right");
@@ -436,20 +441,17 @@ void Values::analyse(Summary& s) {
                 elem.data = elem.data || it.data;
                 bind(n.field("left"), elem);
             }
-            return true;
-        });
+        }
         if (s.env == before) break;
     }
     Value ret;
-    syntax::walk(s.fn.field("body"), [&](const Node& n) {
-        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+    for (const Node& n : s.bindings) {
         if (n.is("return_statement")) {
             const auto vals = n.named_children();
             ret = join(ret, vals.empty() ? Value::of(kNone) : eval_in(fr, vals[0]));
         }
         if (n.is("yield")) ret = join(ret, Value::of(kSeq));
-        return true;
-    });
+    }
     if (ret.kinds == 0) ret = Value::of(kNone);
     s.ret = ret;
 }

@@ -226,6 +226,16 @@ bool is_clause(std::string_view t) {
            t == "finally_clause";
 }
 
+// A simple statement: it holds no block and no clause, so the indentation check does not
+// enter it (most of a tree's nodes are inside these).
+bool is_simple_statement(std::string_view t) {
+    return t == "expression_statement" || t == "return_statement" || t == "import_statement" ||
+           t == "import_from_statement" || t == "future_import_statement" || t == "raise_statement" ||
+           t == "assert_statement" || t == "delete_statement" || t == "pass_statement" || t == "break_statement" ||
+           t == "continue_statement" || t == "global_statement" || t == "nonlocal_statement" ||
+           t == "print_statement" || t == "exec_statement" || t == "type_alias_statement";
+}
+
 }  // namespace
 
 std::optional<SyntaxError> Tree::indentation_error() const {
@@ -265,6 +275,8 @@ std::optional<SyntaxError> Tree::indentation_error() const {
                 fail(n, in->col == of->col ? kTabs : kNoMatch);
                 return false;
             }
+        } else if (is_simple_statement(n.type())) {
+            return false;
         }
         return true;
     });

@@ -254,6 +254,10 @@ Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, cons
     if (!value || position < 0) return {};
     bool passed = false;
     for (std::size_t f = 0; f < ctx.project.files().size() && !passed; ++f) {
+        // Only a file whose text names the class can pass the parameter (both tests below need
+        // the name): the others are skipped without a walk (this runs once per query, over
+        // every file of the project).
+        if (ctx.project.files()[f].tree.source().text().find(cls) == std::string::npos) continue;
         syntax::walk(ctx.project.files()[f].tree.root(), [&](const Node& n) {
             if (passed) return false;
             // The class named other than in a call of it or its own definition (a subclass, an

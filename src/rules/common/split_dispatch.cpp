@@ -260,6 +260,8 @@ private:
         // Every mention of the class in the project: one `self.NAME = Owner(...)` in this file.
         std::vector<Node> builds;
         for (std::size_t f = 0; f < ctx_.project.files().size(); ++f) {
+            // A file whose text lacks the name has no mention of the class: no walk.
+            if (ctx_.project.files()[f].tree.source().text().find(owner) == std::string::npos) continue;
             bool other = false;
             syntax::walk(ctx_.project.files()[f].tree.root(), [&](const Node& n) {
                 if (!n.is("identifier") || n.text() != owner) return true;
