@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -143,16 +144,25 @@ std::vector<std::string> once_each(std::vector<std::string> files, std::vector<s
     return out;
 }
 
+// An input found but not read yet: its path, configuration and runtime form.
+struct Pending {
+    std::string path;
+    std::shared_ptr<const graphmend::FileSettings> settings;
+    graphmend::RuntimeForm runtime = graphmend::RuntimeForm::Inline;
+    std::optional<std::string> text;  // stdin's, read at once
+};
+
 // The inputs: stdin, or the *.py files of the paths (config::discover: excludes, .gitignore),
-// each with its configuration; what could not be read goes to `errors`. Every configuration is
-// read (a malformed one throws config::ConfigError) before any file.
-std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<std::string>& errors) {
+// each with its configuration; what could not be found goes to `errors`. Every configuration
+// is read (a malformed one throws config::ConfigError) before any file.
+std::vector<Pending> find_inputs(const Options& opt, std::vector<std::string>& errors) {
     using namespace graphmend;
     config::Resolver resolver(config::overrides(opt.config, opt.unsafe_fixes));
     if (opt.from_stdin()) {
         // As ruff: --stdin-filename names the file for the configuration, the project and the report.
         const std::string path = opt.stdin_filename.empty() ? "-" : opt.stdin_filename;
-        std::vector<InputFile> in{{path, std::string(std::istreambuf_iterator<char>(std::cin), {}), resolver.for_file(path)}};
+        std::vector<Pending> in{{path, resolver.for_file(path), RuntimeForm::Inline,
+                                 std::string(std::istreambuf_iterator<char>(std::cin), {})}};
         warn(opt, resolver.take_warnings());
         return in;
     }
@@ -160,32 +170,49 @@ std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<st
     for (auto& e : found.errors) errors.push_back(std::move(e));
     std::vector<std::string> files = once_each(std::move(found.files), found.warnings);
     warn(opt, found.warnings);
-    std::vector<std::shared_ptr<const FileSettings>> settings;
-    for (const auto& f : files) settings.push_back(resolver.for_file(f));
-    warn(opt, resolver.take_warnings());
-    // Read in parallel; errors are reported in file order, as with one thread.
-    std::vector<std::string> texts(files.size());
-    std::vector<std::string> read_errors(files.size());
-    parallel_for(files.size(), opt.threads, [&](std::size_t i) {
-        try {
-            texts[i] = output::read_file(files[i]);
-        } catch (const std::exception& e) {
-            read_errors[i] = e.what();
-        }
-    });
-    std::vector<InputFile> inputs;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        if (!read_errors[i].empty()) {
-            errors.push_back(std::move(read_errors[i]));
-            continue;
-        }
+    std::vector<Pending> out;
+    for (auto& f : files) {
         // A file named on the command line keeps the inline runtime (auto); one found in a folder imports it.
         // So does a file reached through a symbolic link (an HF cache snapshot): its text lives elsewhere
         // (blobs/), where a module written next to the link would not be found.
-        const bool given = std::find(opt.paths.begin(), opt.paths.end(), files[i]) != opt.paths.end();
+        const bool given = std::find(opt.paths.begin(), opt.paths.end(), f) != opt.paths.end();
         std::error_code ec;
-        const RuntimeForm form = runtime_form(opt, !given && !std::filesystem::is_symlink(files[i], ec));
-        inputs.push_back({std::move(files[i]), std::move(texts[i]), std::move(settings[i]), form});
+        const RuntimeForm form = runtime_form(opt, !given && !std::filesystem::is_symlink(f, ec));
+        auto settings = resolver.for_file(f);
+        out.push_back({std::move(f), std::move(settings), form, std::nullopt});
+    }
+    warn(opt, resolver.take_warnings());
+    return out;
+}
+
+// The texts of `group`'s inputs, read in parallel; a file that cannot be read goes to `errors`
+// (in file order, as with one thread) and gets no input.
+std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<Pending>& pending,
+                                              const std::vector<std::size_t>& group,
+                                              std::vector<std::string>& errors) {
+    using namespace graphmend;
+    std::vector<std::string> texts(group.size());
+    std::vector<std::string> read_errors(group.size());
+    parallel_for(group.size(), opt.threads, [&](std::size_t k) {
+        Pending& p = pending[group[k]];
+        if (p.text) {
+            texts[k] = std::move(*p.text);
+            return;
+        }
+        try {
+            texts[k] = output::read_file(p.path);
+        } catch (const std::exception& e) {
+            read_errors[k] = e.what();
+        }
+    });
+    std::vector<InputFile> inputs;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+        if (!read_errors[k].empty()) {
+            errors.push_back(std::move(read_errors[k]));
+            continue;
+        }
+        Pending& p = pending[group[k]];
+        inputs.push_back({p.path, std::move(texts[k]), p.settings, p.runtime});
     }
     return inputs;
 }
@@ -211,64 +238,114 @@ std::vector<std::string> refuse_links(const Options& opt, std::vector<graphmend:
     return errors;
 }
 
-// Prints diffs, `-` output, and writes files (fix); records what was written and what failed.
-void deliver(const Options& opt, graphmend::output::Results& results) {
+// Prints diffs, `-` output, and writes files (fix); appends, per outcome, whether it was
+// written and the failed write's message ("" for none).
+void deliver(const Options& opt, graphmend::output::Mode mode, const std::vector<graphmend::FileOutcome>& outcomes,
+             std::vector<bool>& written, std::vector<std::string>& write_errors) {
     using graphmend::output::Mode;
-    const auto& outcomes = results.outcomes;
-    results.written.assign(outcomes.size(), false);
-    results.write_errors.assign(outcomes.size(), "");
-    for (std::size_t i = 0; i < outcomes.size() && results.mode != Mode::Check; ++i) {
-        const auto& o = outcomes[i];
-        if (results.mode == Mode::Diff) {
+    for (const auto& o : outcomes) {
+        bool wrote = false;
+        std::string error;
+        if (mode == Mode::Diff) {
             fmt::print("{}", graphmend::output::unified_diff(o.path, o.original, o.fixed));
+        } else if (mode == Mode::Check) {
         } else if (opt.from_stdin() && opt.output.empty()) {
             fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file too
-            results.written[i] = true;
+            wrote = true;
         } else if (!o.error && (o.changed() || !opt.output.empty())) {  // -o always writes the result
             try {
                 graphmend::output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
-                results.written[i] = true;
+                wrote = true;
             } catch (const std::exception& e) {
-                results.write_errors[i] = e.what();
+                error = e.what();
             }
         }
+        written.push_back(wrote);
+        write_errors.push_back(std::move(error));
     }
     std::fflush(stdout);
+}
+
+// Independent groups joined, in order, into batches of at least kBatchBytes of source (fixing
+// groups together gives each the outcomes it gets alone: independent_groups): one analysis
+// per batch instead of one per small group (a Hub checkout is two files), and trees of a few
+// megabytes of source held at a time.
+constexpr std::uintmax_t kBatchBytes = 4u << 20;
+
+std::vector<std::vector<std::size_t>> in_batches(const std::vector<std::vector<std::size_t>>& groups,
+                                                 const std::vector<std::string>& paths) {
+    std::vector<std::vector<std::size_t>> out;
+    std::uintmax_t bytes = kBatchBytes;  // the first group starts a batch
+    for (const auto& group : groups) {
+        if (bytes >= kBatchBytes) {
+            out.emplace_back();
+            bytes = 0;
+        }
+        for (const std::size_t i : group) {
+            std::error_code ec;
+            const std::uintmax_t size = std::filesystem::file_size(paths[i], ec);
+            bytes += ec ? 0 : size;
+            out.back().push_back(i);
+        }
+    }
+    return out;
 }
 
 int run(const Options& opt, bool fix) {
     using namespace graphmend;
     std::vector<std::string> read_errors;
-    std::vector<InputFile> inputs = read_inputs(opt, read_errors);
-    if (!opt.output.empty() && inputs.size() + read_errors.size() != 1) {
+    std::vector<Pending> pending = find_inputs(opt, read_errors);
+    if (!opt.output.empty() && pending.size() + read_errors.size() != 1) {
         fmt::print(stderr, "error: -o/--output takes exactly one input file; {} found\n",
-                   inputs.size() + read_errors.size());
+                   pending.size() + read_errors.size());
         return 2;
     }
-    FixOptions fix_options{opt.unsafe_fixes, opt.threads, {}};
     std::optional<output::Progress> progress;
+    std::size_t files_before = 0;  // of the groups fixed before this one, for the progress line
+    FixOptions fix_options{opt.unsafe_fixes, opt.threads, {}};
     if (!opt.quiet && ::isatty(STDERR_FILENO) != 0) {
         progress.emplace(stderr);
-        fix_options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
-            progress->update(stage, done, total);
+        fix_options.progress = [&](std::string_view stage, std::size_t done, std::size_t) {
+            progress->update(stage, files_before + done, pending.size());
         };
     }
-    auto outcomes = fix_files(std::move(inputs), fix_options);
-    for (const auto& o : outcomes) warn(opt, o.warnings);
-    // Before the files: a project whose module cannot be written is not written. Not for -o and
-    // stdin, whose output is not in place.
-    std::vector<std::string> link_errors(outcomes.size());
-    if (fix && !opt.diff && !opt.from_stdin() && opt.output.empty()) link_errors = refuse_links(opt, outcomes);
-    std::vector<runtime_module::Planned> modules;
-    if (!opt.from_stdin() && opt.output.empty()) modules = runtime_module::plan(outcomes);
-    if (fix && !opt.diff) runtime_module::write(modules, outcomes);
-    if (progress) progress->finish();
     const auto mode = !fix ? output::Mode::Check : opt.diff ? output::Mode::Diff : output::Mode::Fix;
-    output::Results results{outcomes, mode, {}, {}, std::move(read_errors)};
-    deliver(opt, results);
-    for (std::size_t i = 0; i < link_errors.size(); ++i) {
-        if (!link_errors[i].empty()) results.write_errors[i] = link_errors[i];
+    std::vector<std::string> paths;
+    for (const Pending& p : pending) paths.push_back(p.path);
+    // Groups that can be fixed apart are read, fixed and delivered one at a time: only one
+    // group's texts and trees are held (a batch of Hub checkouts holds one checkout at a time).
+    const auto groups = opt.from_stdin() ? std::vector<std::vector<std::size_t>>{{0}}
+                                         : in_batches(independent_groups(paths), paths);
+    std::vector<FileOutcome> outcomes;
+    std::vector<bool> written;
+    std::vector<std::string> write_errors;
+    std::vector<runtime_module::Planned> modules;
+    for (const auto& group : groups) {
+        std::vector<FileOutcome> done = fix_files(read_inputs(opt, pending, group, read_errors), fix_options);
+        files_before += group.size();
+        for (const auto& o : done) warn(opt, o.warnings);
+        // Before the files: a project whose module cannot be written is not written. Not for -o and
+        // stdin, whose output is not in place.
+        std::vector<std::string> link_errors(done.size());
+        if (fix && !opt.diff && !opt.from_stdin() && opt.output.empty()) link_errors = refuse_links(opt, done);
+        std::vector<runtime_module::Planned> planned;
+        if (!opt.from_stdin() && opt.output.empty()) planned = runtime_module::plan(done);
+        if (fix && !opt.diff) runtime_module::write(planned, done);
+        const std::size_t first = written.size();
+        deliver(opt, mode, done, written, write_errors);
+        for (std::size_t i = 0; i < link_errors.size(); ++i) {
+            if (!link_errors[i].empty()) write_errors[first + i] = link_errors[i];
+        }
+        for (auto& m : planned) modules.push_back(std::move(m));
+        for (auto& o : done) {
+            o.release_texts();
+            outcomes.push_back(std::move(o));
+        }
     }
+    if (progress) progress->finish();
+    std::sort(modules.begin(), modules.end(),
+              [](const runtime_module::Planned& a, const runtime_module::Planned& b) { return a.path < b.path; });
+    output::Results results{outcomes, mode, std::move(written), std::move(write_errors), std::move(read_errors)};
     show_runtime_modules(modules, opt, fix);
     const output::Emit emit{*output::parse_format(opt.output_format), opt.output_file, opt.report_json, opt.quiet,
                             opt.statistics, opt.show_fixes};

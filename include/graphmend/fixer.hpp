@@ -6,6 +6,7 @@
 // leaves the file unchanged and is reported as an error.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,20 @@ enum class SiteOrigin : std::uint8_t {
 /// rewrite that does not parse (an internal error; the file is left unchanged).
 enum class FileError : std::uint8_t { Syntax, Internal };
 
+/// Where the lines of a text start, and the bytes of its lines that hold non-ASCII bytes: what
+/// a report needs to turn byte offsets into lines and code-point columns once the text itself
+/// is released (FileOutcome::release_texts). Offsets and lines as in syntax::SourceText.
+struct TextLines {
+    std::uint32_t size = 0;                      // bytes of the text
+    std::vector<std::uint32_t> starts{0};        // byte offset of each line's first byte
+    std::map<std::uint32_t, std::string> wide;   // 1-based line -> its bytes (with its '\n'), when one is >= 0x80
+
+    static TextLines of(std::string_view text);
+    /// The 1-based code-point column of 1-based byte column `byte_col` on `line` (columns past
+    /// the line count as bytes).
+    [[nodiscard]] std::uint32_t column(std::uint32_t line, std::uint32_t byte_col) const;
+};
+
 struct FileOutcome {
     std::string path;
     std::string project;  // the file's project folder, as given ("tests/checkouts/alpha"); see analysis.hpp
@@ -84,8 +99,36 @@ struct FileOutcome {
     RuntimeForm runtime = RuntimeForm::Inline;  // the form asked for (InputFile::runtime)
     bool imports_runtime = false;  // `fixed` was rewritten in the Module form and imports the module
 
-    [[nodiscard]] bool changed() const { return fixed != original; }
+    [[nodiscard]] bool changed() const { return texts_released ? was_changed : fixed != original; }
+
+    /// The lines of `original`, kept when the texts are released (else empty).
+    std::optional<TextLines> lines;
+
+    /// Frees both texts once the file was delivered (written, or its diff printed), keeping
+    /// `lines` when a site or an error needs the original's lines to place its position in a
+    /// report. changed() keeps its answer. A batch keeps only what its reports need.
+    void release_texts() {
+        was_changed = changed();
+        texts_released = true;
+        if (!sites.empty() || error) lines = TextLines::of(original);
+        // Swapped with empty strings: assigning one keeps the capacity (libstdc++).
+        std::string().swap(fixed);
+        std::string().swap(original);
+    }
+
+private:
+    bool texts_released = false;
+    bool was_changed = false;
 };
+
+/// The inputs split into groups that fix_files may run one at a time with the outcomes it
+/// gives when run on them all at once: each index of `paths` in exactly one group, every group
+/// a run of consecutive indices, in order. The files of a folder project (analysis.hpp) are
+/// analysed only with their own folder and the packages among the inputs, so when no input
+/// belongs to a package, each folder project is a group of its own (a batch of Hub checkouts
+/// holds one checkout's trees at a time). Otherwise, or when a project's files are not
+/// consecutive, there is one group of every input.
+std::vector<std::vector<std::size_t>> independent_groups(const std::vector<std::string>& paths);
 
 /// Runs every registered rule over the files as one project and applies the fixes, in
 /// passes until no pass fixes more (at most 4): a file rewritten with sites still refused

@@ -45,17 +45,19 @@ struct Range {
     Position end;  // exclusive
 };
 
-/// Lines and byte offsets of one file's original text, to place sites and edits.
+/// Lines and byte offsets of one file's original text, to place sites and edits: from the
+/// text, or from the outcome's TextLines once its texts were released.
 class Placer {
 public:
     explicit Placer(const std::string& text);
+    explicit Placer(const FileOutcome& outcome);
     [[nodiscard]] Position at(std::uint32_t offset) const;
     /// The code-point column of 1-based byte column `byte_col` on `line`.
     [[nodiscard]] std::uint32_t column(std::uint32_t line, std::uint32_t byte_col) const;
 
 private:
-    const std::string& text_;
-    std::vector<std::uint32_t> line_starts_;
+    std::optional<TextLines> own_;
+    const TextLines* lines_;
 };
 
 /// The site's range in the original text. A site a later pass found (SiteOrigin::FoundLater)

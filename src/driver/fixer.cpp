@@ -435,6 +435,58 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
 
 }  // namespace
 
+TextLines TextLines::of(std::string_view text) {
+    TextLines t;
+    t.size = static_cast<std::uint32_t>(text.size());
+    bool wide = false;
+    for (std::uint32_t i = 0; i < text.size(); ++i) {
+        wide = wide || static_cast<unsigned char>(text[i]) >= 0x80;
+        if (text[i] != '\n' && i + 1 != text.size()) continue;
+        if (wide) t.wide.emplace(static_cast<std::uint32_t>(t.starts.size()), text.substr(t.starts.back(), i + 1 - t.starts.back()));
+        wide = false;
+        if (text[i] == '\n') t.starts.push_back(i + 1);
+    }
+    return t;
+}
+
+std::uint32_t TextLines::column(std::uint32_t line, std::uint32_t byte_col) const {
+    if (line == 0 || line > starts.size() || byte_col == 0) return byte_col;
+    const auto it = wide.find(line);
+    if (it == wide.end()) return byte_col;  // ASCII: a byte is a column
+    const std::string& bytes = it->second;
+    const std::size_t end = std::min<std::size_t>(bytes.size(), byte_col - 1);
+    std::uint32_t col = 1;
+    for (std::size_t i = 0; i < end; ++i) {
+        // Count the bytes that start a UTF-8 sequence (not continuation bytes 10xxxxxx).
+        col += (static_cast<unsigned char>(bytes[i]) & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return col + static_cast<std::uint32_t>(byte_col - 1 - end);  // past the line: as bytes
+}
+
+std::vector<std::vector<std::size_t>> independent_groups(const std::vector<std::string>& paths) {
+    std::vector<std::vector<std::size_t>> groups;
+    std::vector<std::size_t> all;
+    std::set<std::string> closed;  // projects whose run of files ended
+    std::string current;
+    bool split = true;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        all.push_back(i);
+        const analysis::ModulePlace place = analysis::place_module(paths[i]);
+        // A package file may be imported by every project: one group.
+        if (!place.isolated || closed.contains(place.project)) split = false;
+        if (!split) continue;
+        if (groups.empty() || place.project != current) {
+            if (!groups.empty()) closed.insert(current);
+            current = place.project;
+            groups.emplace_back();
+        }
+        groups.back().push_back(i);
+    }
+    if (split) return groups;
+    if (all.empty()) return {};
+    return {all};
+}
+
 std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
     std::vector<std::shared_ptr<const FileSettings>> settings;
     for (const InputFile& in : inputs) settings.push_back(in.settings);

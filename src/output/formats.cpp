@@ -43,7 +43,7 @@ std::string github_report(const Results& results) {
     for (const std::string& e : results.read_errors) out += github_command("error", "graphmend (I/O error)", "", e);
     for (std::size_t f = 0; f < results.outcomes.size(); ++f) {
         const FileOutcome& o = results.outcomes[f];
-        const Placer placer(o.original);
+        const Placer placer(o);
         const std::string file = escape(o.path, true);
         for (std::size_t i = 0; i < o.sites.size(); ++i) {
             const Range r = site_range(o, i, placer);

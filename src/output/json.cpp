@@ -75,7 +75,7 @@ json site_json(const FileOutcome& o, std::size_t i, const Placer& placer) {
 
 json file_json(const Results& results, std::size_t f) {
     const FileOutcome& o = results.outcomes[f];
-    const Placer placer(o.original);
+    const Placer placer(o);
     json sites = json::array();
     for (std::size_t i = 0; i < o.sites.size(); ++i) sites.push_back(site_json(o, i, placer));
     json error_kind = nullptr;

@@ -77,7 +77,7 @@ std::string code_and_message(const FileOutcome& o, std::size_t i, const Style& s
 
 std::string site_lines(const FileOutcome& o, const Style& style, bool fixable_only = false) {
     std::string out;
-    const Placer placer(o.original);
+    const Placer placer(o);
     for (std::size_t i = 0; i < o.sites.size(); ++i) {
         if (fixable_only && site_status(o, i) != SiteStatus::Fixed) continue;
         const Range r = site_range(o, i, placer);
@@ -113,7 +113,7 @@ std::string findings_report(const FileOutcome& o, const Style& style) { return s
 
 std::string grouped_report(const FileOutcome& o, const Style& style) {
     if (o.sites.empty() && !o.error) return {};
-    const Placer placer(o.original);
+    const Placer placer(o);
     struct Row {
         std::uint32_t line, column;
         std::string rest;

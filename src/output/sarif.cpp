@@ -105,7 +105,7 @@ json sarif_report(const Results& results) {
     for (const std::string& e : results.read_errors) notifications.push_back({{"level", "error"}, {"message", text(e)}});
     for (std::size_t f = 0; f < results.outcomes.size(); ++f) {
         const FileOutcome& o = results.outcomes[f];
-        const Placer placer(o.original);
+        const Placer placer(o);
         for (std::size_t i = 0; i < o.sites.size(); ++i) {
             rules.add(o.sites[i].code, o.sites[i].rule, o.sites[i].rule, false);
             out_results.push_back(site_result(results, o, i, placer, rules));

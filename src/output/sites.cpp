@@ -24,29 +24,22 @@ std::string_view status_name(SiteStatus status) {
     return "refused";
 }
 
-Placer::Placer(const std::string& text) : text_(text), line_starts_{0} {
-    for (std::uint32_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '\n') line_starts_.push_back(i + 1);
-    }
-}
+Placer::Placer(const std::string& text) : own_(TextLines::of(text)), lines_(&*own_) {}
+
+Placer::Placer(const FileOutcome& outcome)
+    : own_(outcome.lines ? std::nullopt : std::optional<TextLines>(TextLines::of(outcome.original))),
+      lines_(outcome.lines ? &*outcome.lines : &*own_) {}
 
 std::uint32_t Placer::column(std::uint32_t line, std::uint32_t byte_col) const {
-    if (line == 0 || line > line_starts_.size() || byte_col == 0) return byte_col;
-    const std::size_t begin = line_starts_[line - 1];
-    const std::size_t end = std::min(text_.size(), begin + byte_col - 1);
-    std::uint32_t col = 1;
-    for (std::size_t i = begin; i < end; ++i) {
-        // Count the bytes that start a UTF-8 sequence (not continuation bytes 10xxxxxx).
-        col += (static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80 ? 1 : 0;
-    }
-    return col + static_cast<std::uint32_t>(begin + byte_col - 1 - end);  // past the end: as bytes
+    return lines_->column(line, byte_col);
 }
 
 Position Placer::at(std::uint32_t offset) const {
-    offset = std::min<std::uint32_t>(offset, static_cast<std::uint32_t>(text_.size()));
-    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-    const auto line = static_cast<std::uint32_t>(it - line_starts_.begin());
-    return {line, column(line, offset - line_starts_[line - 1] + 1), offset};
+    offset = std::min(offset, lines_->size);
+    const auto& starts = lines_->starts;
+    const auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+    const auto line = static_cast<std::uint32_t>(it - starts.begin());
+    return {line, column(line, offset - starts[line - 1] + 1), offset};
 }
 
 SiteOrigin site_origin(const FileOutcome& o, std::size_t i) {

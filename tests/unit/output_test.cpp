@@ -83,6 +83,31 @@ TEST(Output, StatusesAndCodePointColumns) {
     EXPECT_EQ(*r.end.offset, o.sites[0].end);
 }
 
+// A batch releases each file's texts once it is delivered (main.cpp): every report must
+// place sites and edits as it did from the text, code-point columns included.
+TEST(Output, ReleasedTextsPlaceEverySiteAndEditAsTheTextDid) {
+    FileOutcome o = model();
+    const std::string before = output::text_report(o) + output::concise_report(o);
+    const output::Placer from_text(o.original);
+    std::vector<output::Position> positions;
+    for (std::uint32_t at = 0; at <= o.original.size() + 2; ++at) positions.push_back(from_text.at(at));
+    const bool changed = o.changed();
+    o.release_texts();
+    EXPECT_TRUE(o.original.empty());
+    EXPECT_TRUE(o.fixed.empty());
+    EXPECT_EQ(o.changed(), changed);
+    ASSERT_TRUE(o.lines.has_value());
+    EXPECT_FALSE(o.lines->wide.empty());  // the model has a non-ASCII line
+    const output::Placer from_lines(o);
+    for (std::uint32_t at = 0; at < positions.size(); ++at) {
+        const output::Position p = from_lines.at(at);
+        EXPECT_EQ(p.line, positions[at].line) << at;
+        EXPECT_EQ(p.column, positions[at].column) << at;
+        EXPECT_EQ(p.offset, positions[at].offset) << at;
+    }
+    EXPECT_EQ(output::text_report(o) + output::concise_report(o), before);
+}
+
 TEST(Output, TextConciseGrouped) {
     const FileOutcome o = model();
     const std::string text = output::text_report(o);

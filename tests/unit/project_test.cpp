@@ -154,6 +154,49 @@ TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     EXPECT_EQ(sites_of(fix_files(read_inputs({kCheckouts.string()}), FixOptions{})), separate);
 }
 
+// The CLI fixes a batch one independent group at a time (main.cpp): each checkout is a group,
+// and fixing the groups one by one gives every file the sites and bytes of one run over all.
+TEST(Checkouts, EachCheckoutIsAGroupAndTheGroupsGiveTheBatchsOutcomes) {
+    const auto inputs = read_inputs({kCheckouts.string()});
+    std::vector<std::string> paths;
+    for (const auto& in : inputs) paths.push_back(in.path);
+    const auto groups = independent_groups(paths);
+    ASSERT_EQ(groups.size(), 3u);  // alpha, phi-a, phi-b
+    std::vector<std::size_t> order;
+    for (const auto& g : groups) order.insert(order.end(), g.begin(), g.end());
+    std::vector<std::size_t> expected(paths.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = i;
+    EXPECT_EQ(order, expected);  // every input once, in order
+    const auto all = fix_files(inputs, FixOptions{});
+    std::vector<FileOutcome> by_group;
+    for (const auto& g : groups) {
+        std::vector<InputFile> part;
+        for (std::size_t i : g) part.push_back(inputs[i]);
+        for (auto& o : fix_files(part, FixOptions{})) by_group.push_back(std::move(o));
+    }
+    ASSERT_EQ(by_group.size(), all.size());
+    EXPECT_EQ(sites_of(by_group), sites_of(all));
+    for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(by_group[i].fixed, all[i].fixed) << all[i].path;
+}
+
+// A package among the inputs may be imported by every folder project, and a project whose
+// files are not consecutive would be fixed in two parts: then the batch is one group.
+TEST(Checkouts, APackageOrASplitProjectMakesOneGroup) {
+    const TempTree tree;
+    tree.write("a/m.py", "x = 1\n");
+    tree.write("b/m.py", "x = 1\n");
+    tree.write("pkg/__init__.py", "");
+    tree.write("pkg/k.py", "x = 1\n");
+    const std::string a = (tree.root / "a/m.py").string();
+    const std::string a2 = (tree.root / "a/n.py").string();
+    const std::string b = (tree.root / "b/m.py").string();
+    const std::string k = (tree.root / "pkg/k.py").string();
+    EXPECT_EQ(independent_groups({a, a2, b}), (std::vector<std::vector<std::size_t>>{{0, 1}, {2}}));
+    EXPECT_EQ(independent_groups({a, b, k}), (std::vector<std::vector<std::size_t>>{{0, 1, 2}}));
+    EXPECT_EQ(independent_groups({a, b, a2}), (std::vector<std::vector<std::size_t>>{{0, 1, 2}}));
+    EXPECT_TRUE(independent_groups({}).empty());
+}
+
 TEST(Checkouts, FileOrderInsideTheInputsDoesNotMatter) {
     auto inputs = read_inputs({kCheckouts.string()});
     const Sites forward = sites_of(fix_files(inputs, FixOptions{}));
