@@ -332,6 +332,7 @@ int run(const Options& opt, bool fix) {
         if (!opt.from_stdin() && opt.output.empty()) planned = runtime_module::plan(done);
         if (fix && !opt.diff) runtime_module::write(planned, done);
         const std::size_t first = written.size();
+        if (progress) progress->finish();  // the line is erased before diffs and `-` output; shown again after
         deliver(opt, mode, done, written, write_errors);
         for (std::size_t i = 0; i < link_errors.size(); ++i) {
             if (!link_errors[i].empty()) write_errors[first + i] = link_errors[i];

@@ -153,6 +153,14 @@ public:
     /// classes ("pkg.mod.Class"), sorted. tools/module_table.cpp makes the shipped table with it.
     [[nodiscard]] std::vector<std::string> exported_module_classes(std::size_t file) const;
 
+    /// True when code in file `from` can name what file `of` defines: `of` is a package file
+    /// (any project may import it), or both files are in one folder project (a folder
+    /// project is visible only to itself). A scan for the mentions of a name defined in `of`
+    /// looks only at such files: the same name in a sibling checkout is another class.
+    [[nodiscard]] bool visible(std::size_t from, std::size_t of) const {
+        return !files_[of].isolated || files_[from].project == files_[of].project;
+    }
+
     // Name resolution for the value analysis (src/analysis/calls.cpp).
     /// The project function a call names: a module-level function (`f(...)`,
     /// `module.f(...)`), a method of `owner` (a class of `file`, "" for none) or of its

@@ -179,6 +179,22 @@ TEST(Checkouts, EachCheckoutIsAGroupAndTheGroupsGiveTheBatchsOutcomes) {
     for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(by_group[i].fixed, all[i].fixed) << all[i].path;
 }
 
+// A name in another folder project is another thing: the scans of a site's mentions (GM503's
+// call sites, GM501's module builds, defaults no construction passes) look only at files that
+// can name the site's file. Before, `reference_points` mentioned in a sibling checkout
+// refused GM503's fix in the batch but not in a run of the checkout alone.
+TEST(Checkouts, ASiblingCheckoutMentioningTheSameNameChangesNoSite) {
+    const TempTree tree;
+    tree.write("a/modeling_a.py", output::read_file((kRoot / "tests/fixtures/host-int-values/levels.py").string()));
+    tree.write("b/modeling_b.py", "def hook(obj):\n    return obj.reference_points\n");
+    const std::string a = (tree.root / "a").string();
+    const Sites alone = sites_of(fix_files(read_inputs({a}), FixOptions{}));
+    ASSERT_EQ(count(alone, "fixed"), 5u);
+    Sites both = sites_of(fix_files(read_inputs({tree.root.string()}), FixOptions{}));
+    both.erase(fs::weakly_canonical(tree.root / "b/modeling_b.py").string());
+    EXPECT_EQ(both, alone);
+}
+
 // A package among the inputs may be imported by every folder project, and a project whose
 // files are not consecutive would be fixed in two parts: then the batch is one group.
 TEST(Checkouts, APackageOrASplitProjectMakesOneGroup) {

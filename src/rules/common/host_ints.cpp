@@ -467,7 +467,10 @@ struct Matcher {
                                       def.parent().parent().parent().is("class_definition");
         std::vector<std::size_t> naming;
         for (std::size_t f = 0; f < files.size(); ++f) {
-            if (files[f].tree.source().text().find(key) != std::string::npos) naming.push_back(f);
+            // Only files that can name `def`'s file: another folder project's `key` is another function.
+            if (ctx.project.visible(f, file) && files[f].tree.source().text().find(key) != std::string::npos) {
+                naming.push_back(f);
+            }
         }
         for (const std::size_t f : naming) {
             const auto& index = files[f].index;

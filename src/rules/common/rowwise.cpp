@@ -257,6 +257,7 @@ Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, cons
         // Only a file whose text names the class can pass the parameter (both tests below need
         // the name): the others are skipped without a walk (this runs once per query, over
         // every file of the project).
+        if (!ctx.project.visible(f, file)) continue;  // another folder project's `cls` is another class
         if (ctx.project.files()[f].tree.source().text().find(cls) == std::string::npos) continue;
         syntax::walk(ctx.project.files()[f].tree.root(), [&](const Node& n) {
             if (passed) return false;

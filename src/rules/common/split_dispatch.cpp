@@ -260,6 +260,7 @@ private:
         // Every mention of the class in the project: one `self.NAME = Owner(...)` in this file.
         std::vector<Node> builds;
         for (std::size_t f = 0; f < ctx_.project.files().size(); ++f) {
+            if (!ctx_.project.visible(f, ctx_.file)) continue;  // another folder project's class of that name
             // A file whose text lacks the name has no mention of the class: no walk.
             if (ctx_.project.files()[f].tree.source().text().find(owner) == std::string::npos) continue;
             bool other = false;
