@@ -33,6 +33,7 @@
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
 #include "graphmend/site.hpp"
+#include "graphmend/span_loop.hpp"
 #include "graphmend/split_dispatch.hpp"
 #include "graphmend/tensor_test.hpp"
 
@@ -263,6 +264,11 @@ private:
                 return false;
             }
             if (!n.is("for_statement")) return true;
+            if (const auto d = match_span_loop(ctx, def, n)) {  // GM504 reports the index, fixed or not
+                spans.emplace_back(d->index_call.begin(), d->index_call.end());
+                if (d->refused.empty()) spans.emplace_back(n.begin(), n.end());
+                return true;
+            }
             if (const auto d = match_sorted_slices(ctx, def, n)) {  // GM501 reports the walk, fixed or not
                 spans.emplace_back(d->readout.begin(), d->readout.end());
                 spans.emplace_back(n.field("right").begin(), n.field("right").end());

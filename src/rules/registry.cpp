@@ -11,6 +11,7 @@ std::unique_ptr<Rule> make_static_expert_dispatch_rule();
 std::unique_ptr<Rule> make_data_dependent_shape_rule();
 std::unique_ptr<Rule> make_static_row_subset_rule();
 std::unique_ptr<Rule> make_host_int_values_rule();
+std::unique_ptr<Rule> make_static_span_loop_rule();
 
 const std::vector<std::unique_ptr<Rule>>& registry() {
     static const std::vector<std::unique_ptr<Rule>> rules = [] {
@@ -23,6 +24,7 @@ const std::vector<std::unique_ptr<Rule>>& registry() {
         r.push_back(make_static_expert_dispatch_rule());
         r.push_back(make_static_row_subset_rule());
         r.push_back(make_host_int_values_rule());
+        r.push_back(make_static_span_loop_rule());
         return r;
     }();
     return rules;

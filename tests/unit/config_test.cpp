@@ -82,13 +82,13 @@ TEST(Selection, DefaultIsEverything) { EXPECT_EQ(resolve({}), all_codes()); }
 
 TEST(Selection, SelectReplacesAndIgnoreRemoves) {
     EXPECT_EQ(resolve({Codes{"GM2", "GM4"}, {}, {}}), (Codes{"GM201", "GM202", "GM401"}));
-    EXPECT_EQ(resolve({std::nullopt, {}, {"GM1", "GM3"}}), (Codes{"GM201", "GM202", "GM401", "GM501", "GM502", "GM503"}));
+    EXPECT_EQ(resolve({std::nullopt, {}, {"GM1", "GM3"}}), (Codes{"GM201", "GM202", "GM401", "GM501", "GM502", "GM503", "GM504"}));
 }
 
 TEST(Selection, TheMoreSpecificSelectorWinsAndIgnoreWinsTies) {
     // ruff: select GM201 beats ignore GM2 (longer); ignore GM201 beats select GM201.
     EXPECT_EQ(resolve({Codes{"GM201"}, {}, {"GM2"}}), (Codes{"GM201"}));
-    EXPECT_EQ(resolve({Codes{"GM"}, {}, {"GM201"}}), (Codes{"GM101", "GM202", "GM301", "GM401", "GM501", "GM502", "GM503"}));
+    EXPECT_EQ(resolve({Codes{"GM"}, {}, {"GM201"}}), (Codes{"GM101", "GM202", "GM301", "GM401", "GM501", "GM502", "GM503", "GM504"}));
     EXPECT_EQ(resolve({Codes{"GM201"}, {}, {"GM201"}}), Codes{});
 }
 
@@ -175,9 +175,9 @@ TEST(Settings, PerFileIgnoresAndNegation) {
     std::vector<std::string> warnings;
     const Config c = parse("[per-file-ignores]\n\"tests/*\" = [\"GM1\"]\n\"!src/*\" = [\"GM4\"]\n", false, warnings);
     const Settings s = resolve_settings(&c, {});
-    EXPECT_EQ(s.for_file("/proj/tests/t.py")->selected, (Codes{"GM201", "GM202", "GM301", "GM501", "GM502", "GM503"}));
+    EXPECT_EQ(s.for_file("/proj/tests/t.py")->selected, (Codes{"GM201", "GM202", "GM301", "GM501", "GM502", "GM503", "GM504"}));
     EXPECT_EQ(s.for_file("/proj/src/m.py")->selected, all_codes());
-    EXPECT_EQ(s.for_file("/proj/m.py")->selected, (Codes{"GM101", "GM201", "GM202", "GM301", "GM501", "GM502", "GM503"}));
+    EXPECT_EQ(s.for_file("/proj/m.py")->selected, (Codes{"GM101", "GM201", "GM202", "GM301", "GM501", "GM502", "GM503", "GM504"}));
 }
 
 TEST(Settings, CommandLineWinsForUnsafeFixesAndGitignore) {

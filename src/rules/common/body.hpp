@@ -1,5 +1,5 @@
 // Small queries on function bodies shared by the dispatch matchers (split_dispatch.cpp,
-// sorted_slices.cpp, expert_dispatch.cpp). Private to src/rules/common.
+// sorted_slices.cpp, expert_dispatch.cpp, span_loop.cpp). Private to src/rules/common.
 #pragma once
 
 #include <string>
@@ -29,6 +29,17 @@ inline syntax::Node assignment_of(const syntax::Node& stmt) {
 /// True when `node` lies within `outer`'s bytes.
 inline bool inside(const syntax::Node& node, const syntax::Node& outer) {
     return outer.begin() <= node.begin() && node.end() <= outer.end();
+}
+
+/// True when identifier `id` is bound there (an assignment or loop target, unpacked or not).
+inline bool bound_here(const syntax::Node& id) {
+    syntax::Node n = id;
+    syntax::Node p = n.parent();
+    while (p && (p.is("pattern_list") || p.is("tuple_pattern") || p.is("list_pattern"))) {
+        n = p;
+        p = p.parent();
+    }
+    return p && (p.is("assignment") || p.is("augmented_assignment") || p.is("for_statement")) && p.field("left") == n;
 }
 
 /// The identifiers named `name` in the body of `def` that name the local (not an attribute's

@@ -36,17 +36,6 @@ namespace {
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
-// True when identifier `id` is bound there (an assignment or loop target, unpacked or not).
-bool bound_here(const Node& id) {
-    Node n = id;
-    Node p = n.parent();
-    while (p && (p.is("pattern_list") || p.is("tuple_pattern") || p.is("list_pattern"))) {
-        n = p;
-        p = p.parent();
-    }
-    return p && (p.is("assignment") || p.is("augmented_assignment") || p.is("for_statement")) && p.field("left") == n;
-}
-
 // The positional parameters of a method, `self` first; empty when it has *args, **kwargs or
 // parameters that are not plain names.
 std::vector<std::string> plain_parameters(const Node& def) {
@@ -115,7 +104,7 @@ public:
                 }
                 continue;
             }
-            if (bound_here(n)) {
+            if (body::bound_here(n)) {
                 ok = refuse(fmt::format("line {}: `{}` is assigned again", n.position().line, name));
                 continue;
             }
@@ -223,7 +212,7 @@ private:
         for (const Node& o : occurrences(fwd->node, param)) {
             const Node call2 = o.parent().is("argument_list") ? o.parent().parent() : Node();
             const auto s = call2 ? split_call(ctx_, ctx_.file, call2) : std::nullopt;
-            if (bound_here(o) || !s || !(s->second == o)) {
+            if (body::bound_here(o) || !s || !(s->second == o)) {
                 return refuse(fmt::format("line {}: {}.forward reads `{}` other than in a split", o.position().line,
                                           c.cls, param));
             }
