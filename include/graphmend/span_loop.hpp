@@ -9,7 +9,7 @@
 //     PREV = 0
 //     for I in range(IDX.shape[0]):       # or range(len(IDX)), range(IDX.size(0))
 //         ROW, COL = IDX[I]
-//         if TEST:                        # tests of COL, PREV, ROW and loop-invariant names
+//         if TEST:                        # comparisons of COL, PREV, ROW with loop-invariant names
 //             X[ROW, COL, COL] = True     # a point: X[ROW, COL] or X[ROW, COL, COL]
 //         else:
 //             X[ROW, PREV + 1 : COL + 1, PREV + 1 : COL + 1] = True   # a span, 2-D or square

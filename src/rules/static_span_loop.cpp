@@ -62,8 +62,8 @@ private:
         site.fix = Fix{std::move(edits), Applicability::Safe, std::move(runtime)};
         site.detail = fmt::format(
             "under torch.compile, the loop at line {} writes every separator's points and spans at once and runs no "
-            "iteration (with a 2-D mask and targets of the shapes written, not requiring grad); otherwise it runs as "
-            "written",
+            "iteration (with a 2-D mask, and targets of the shapes written on its device, not requiring grad); "
+            "otherwise it runs as written",
             d.loop.position().line);
         return site;
     }

@@ -42,7 +42,7 @@ def _graphmend_span_loop_runtime():
         only if the loop runs as written."""
 
         def __init__(self, mask):
-            self.mask = mask
+            self.mask = mask != 0  # as it is now: a later write into the mask does not reach it
             self.index = None
 
         def nonzero(self):
@@ -73,7 +73,12 @@ def _graphmend_span_loop_runtime():
             return False
         if tuple(x.shape) != (shape if kind in ("p2", "s2", "s2a") else shape + shape[1:]):
             return False
-        return kind == "s2a" or isinstance(value, (bool, int, float))
+        if kind == "s2a" or isinstance(value, bool):
+            return True
+        # Values that masked_fill_ converts as the loop's index store does, for every dtype: past
+        # these, a store overflows differently (float16: inf against an error) or raises only
+        # where the loop would have written. (The rule writes no others.)
+        return isinstance(value, int) and -128 <= value <= 127
 
     def static_writes(mask, prev0, writes, check):
         """The loop's writes on every position at once; False (nothing done) when they do not fit."""
@@ -83,7 +88,13 @@ def _graphmend_span_loop_runtime():
         device = mask.device
         if b * t == 0:
             return True  # no separator: the loop writes nothing
-        sep = mask != 0
+        # Each test for one separator must be one element, as the original's `if` needs: a
+        # loop-invariant tensor of several elements would broadcast over the positions instead.
+        one = torch.zeros((), dtype=torch.long, device=device)
+        for _, _, _, guard in writes(one, one, one + prev0):
+            if isinstance(guard, torch.Tensor) and guard.numel() != 1:
+                return False
+        sep = mask
         flat = sep.reshape(b * t)
         pos = torch.arange(b * t, device=device)
         last = torch.cummax(torch.where(flat, pos, -1), 0).values

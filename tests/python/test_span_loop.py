@@ -155,3 +155,60 @@ def test_the_static_form_matches_the_loop_for_every_small_mask(monkeypatch):
         assert tuple(steps) == ()
         assert torch.equal(got_sq, want_sq), mask
         assert torch.equal(got_line, want_line), mask
+
+
+def test_what_does_not_fit_runs_the_loop_as_written(monkeypatch):
+    # A 3-D mask, a target of another shape, one that requires grad, and a value masked_fill_
+    # would convert otherwise than the index store: the index is torch.nonzero's, nothing is
+    # written by the runtime, and the loop gets its iterations.
+    from conftest import load_runtime_block
+
+    rt = load_runtime_block("span_loop", "_graphmend_span_loop_v1", "GRAPHMEND_SPAN_LOOP", "auto")
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    assert isinstance(rt["_graphmend_span_index"](mask.unsqueeze(0)), torch.Tensor)
+    for target, value in [
+        (torch.zeros(2, 4), 1),  # not (B, T)
+        (torch.zeros(2, 3, requires_grad=True), 1),
+        (torch.zeros(2, 3, dtype=torch.float16), 1e10),  # the store gives inf, masked_fill_ raises
+        (torch.zeros(2, 3, dtype=torch.int32), 1000),
+    ]:
+        before = target.detach().clone()
+        idx = rt["_graphmend_span_index"](mask)
+        steps = rt["_graphmend_span_range"](idx, 0, lambda r, c, p: ((target, "p2", value, True),))
+        assert list(steps) == [0, 1, 2]
+        assert torch.equal(idx[1], torch.nonzero(mask)[1])
+        assert torch.equal(target.detach(), before)
+
+
+def test_the_separators_are_those_of_the_mask_when_the_index_was_made(monkeypatch):
+    # A write into the mask between the index and the loop reaches neither form.
+    from conftest import load_runtime_block
+
+    rt = load_runtime_block("span_loop", "_graphmend_span_loop_v1", "GRAPHMEND_SPAN_LOOP", "auto")
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    marks = torch.tensor([[False, True, False]])
+    want = torch.zeros(1, 3, dtype=torch.long)
+    for r, c in torch.nonzero(marks).tolist():
+        want[r, c] = 1
+    idx = rt["_graphmend_span_index"](marks)
+    marks[:, 0] = True
+    got = torch.zeros(1, 3, dtype=torch.long)
+    assert tuple(rt["_graphmend_span_range"](idx, 0, lambda r, c, p: ((got, "p2", 1, True),))) == ()
+    assert torch.equal(got, want)
+
+
+def test_a_test_of_several_elements_runs_the_loop_as_written(monkeypatch):
+    # `c < LIMIT` with LIMIT of two elements: the original's `if` raises, the static form would
+    # broadcast. The runtime sees the test's size for one separator and keeps the loop.
+    from conftest import load_runtime_block
+
+    rt = load_runtime_block("span_loop", "_graphmend_span_loop_v1", "GRAPHMEND_SPAN_LOOP", "auto")
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    limit = torch.tensor([[2], [3]])
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    out = torch.zeros(2, 3, dtype=torch.long)
+    idx = rt["_graphmend_span_index"](mask)
+    steps = rt["_graphmend_span_range"](idx, 0, lambda r, c, p: ((out, "p2", 1, c < limit),))
+    assert list(steps) == [0, 1, 2]
+    assert not out.any()

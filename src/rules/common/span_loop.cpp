@@ -8,12 +8,16 @@
 //     before it, in the loop's own block; so the static form, which runs no iteration, leaves
 //     nothing unbound that is read later;
 //   - the body is `ROW, COL = IDX[I]`, then writes and `if`s of writes, then `PREV = COL`;
-//     tests compare COL, PREV, ROW and names the loop does not bind, with `and`/`or`/`not`
-//     (written `&`, `|`, `~` in the static form, which evaluates them on every separator);
-//   - a write is `X[ROW, P]` or `X[ROW, P, P]` with P `COL` or `PREV + 1 : COL + 1`, of a
-//     number or bool literal, or (2-D spans) `torch.arange(0, COL - PREV)` /
-//     `torch.arange(COL - PREV)`; X a name made before the loop by a call that allocates
-//     (torch.zeros, eye, full, ..., `.repeat()`, `.clone()`), so no two targets share memory;
+//     a test is comparisons, each reading ROW, COL or PREV (so each is a bool tensor), of
+//     names bound before the loop, ints, attributes of other names and `+`, `-`, `*`, joined
+//     by `and`/`or`/`not` (written `&`, `|`, `~`: the static form evaluates every test at every
+//     position, which is why nothing in a test may raise, `//` and `%` included);
+//   - a write is `X[ROW, P]` or `X[ROW, P, P]` with P `COL` or `PREV + 1 : COL + 1`, of a bool
+//     or an int of -128..127 (which masked_fill_ converts as the index store does), or (2-D
+//     spans) `torch.arange(0, COL - PREV)` / `torch.arange(COL - PREV)` with at most `device=`;
+//     X a name made before the loop by a call that allocates (torch.zeros, eye, full, ...,
+//     `.repeat()`, `.clone()`; no `out=`), so no two targets share memory;
+//   - no nested function or lambda names IDX, I, ROW, COL or PREV;
 //   - where a write may raise (arange of a negative length, when PREV carried over from the
 //     row before exceeds COL), the loop is not inside a `try`: the static form raises the same
 //     error before any write, and the targets, made in this function, are not seen half-written.
@@ -27,6 +31,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graphmend/liveness.hpp"
 #include "graphmend/site.hpp"
 #include "body.hpp"
 
@@ -73,7 +78,8 @@ struct Matcher {
     const Context& ctx;
     const Node& def;
     std::string row, col, prev, idx, loop_var;
-    std::set<std::string> targets;
+    std::set<std::string> targets;   // the tensors written
+    std::vector<Node> free;          // names the tests read other than the separator's
     std::vector<std::string> stores;
     bool raises = false;
     std::string why;
@@ -83,17 +89,37 @@ struct Matcher {
         return false;
     }
 
-    // An operand of a test: names, numbers and arithmetic on them; no calls.
-    bool operand(const Node& e) {
+    bool separator_name(std::string_view name) const {
+        return name == row || name == col || (!prev.empty() && name == prev);
+    }
+
+    // An operand of a test: names, numbers, attributes of names other than the separator's,
+    // and `+`, `-`, `*` of them: nothing that can raise where the original would not evaluate
+    // it (the static form evaluates every test at every position, where `and`/`or` skipped).
+    // `mentions` is set when the separator's row, column or PREV is read.
+    bool operand(const Node& e, bool& mentions) {
         const Node n = syntax::without_parens(e);
-        if (n.is("identifier")) return text(n) != idx && text(n) != loop_var;
-        if (n.is("integer") || n.is("float")) return true;
-        if (n.is("attribute")) return n.field("object").is("identifier") && operand(n.field("object"));
-        if (n.is("unary_operator")) return n.field("operator").text() == "-" && operand(n.field("argument"));
+        if (n.is("identifier")) {
+            if (separator_name(n.text())) {
+                mentions = true;
+                return true;
+            }
+            if (n.text() == idx || n.text() == loop_var) return false;
+            free.push_back(n);
+            return true;
+        }
+        if (n.is("integer")) return true;
+        if (n.is("attribute")) {
+            const Node o = n.field("object");
+            if (!o.is("identifier") || separator_name(o.text()) || o.text() == idx || o.text() == loop_var) return false;
+            free.push_back(o);
+            return true;
+        }
+        if (n.is("unary_operator")) return n.field("operator").text() == "-" && operand(n.field("argument"), mentions);
         if (n.is("binary_operator")) {
             const std::string_view op = n.field("operator").text();
-            return (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") && operand(n.field("left")) &&
-                   operand(n.field("right"));
+            return (op == "+" || op == "-" || op == "*") && operand(n.field("left"), mentions) &&
+                   operand(n.field("right"), mentions);
         }
         return false;
     }
@@ -113,13 +139,14 @@ struct Matcher {
         }
         if (n.is("comparison_operator") && n.named_children().size() == 2 && n.child_count() == 3) {
             const std::string_view op = n.child(1).type();
+            bool mentions = false;  // a tensor comparison, so `&`, `|` and `~` act on bools
             if ((op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") &&
-                operand(n.named_children()[0]) && operand(n.named_children()[1])) {
+                operand(n.named_children()[0], mentions) && operand(n.named_children()[1], mentions) && mentions) {
                 return text(n);
             }
         }
-        fail(n, fmt::format("the test `{}` is not a comparison of the separator's row and columns with numbers "
-                            "(and, or, not)",
+        fail(n, fmt::format("the test `{}` is not a comparison of the separator's row or columns with numbers and "
+                            "names (`+`, `-`, `*`; and, or, not)",
                             one_line(n.text())));
         return "";
     }
@@ -134,9 +161,7 @@ struct Matcher {
     bool write(const Node& a, const std::string& guard) {
         const Node left = a.field("left");
         const Node value = left.field("value");
-        if (!left.is("subscript") || !value.is("identifier")) {
-            return fail(a, "a statement in the loop other than a write `X[ROW, ...] = VALUE` or an `if` of them");
-        }
+        if (!value.is("identifier")) return fail(a, "a write into something other than a name");
         const std::string x = text(value);
         if (x == idx || x == row || x == col || x == prev || x == loop_var) {
             return fail(a, fmt::format("`{}` is written in the loop", x));
@@ -158,11 +183,24 @@ struct Matcher {
         std::string kind = fmt::format("{}{}", points ? "p" : "s", ix.size());
         const Node r = syntax::without_parens(a.field("right"));
         std::string v;
-        if (r.is("true") || r.is("false") || r.is("integer") || r.is("float")) {
+        // Literals that masked_fill_ converts to any dtype as the index store does (bools, and
+        // ints of -128..127: past these, float16 overflows to inf in the store but raises in
+        // masked_fill_, and int32 overflow raises even where the loop writes nothing).
+        const Node digits = r.is("unary_operator") && r.field("operator").text() == "-" ? r.field("argument") : r;
+        if (r.is("true") || r.is("false")) {
             v = text(r);
-        } else if (r.is("unary_operator") && r.field("operator").text() == "-" &&
-                   (r.field("argument").is("integer") || r.field("argument").is("float"))) {
+        } else if (digits.is("integer")) {
             v = squeezed(r.text());
+            long long n = 0;
+            try {
+                n = std::stoll(v, nullptr, 0);
+            } catch (...) {
+                n = 1000;
+            }
+            if (v.find_first_not_of("-0123456789") != std::string::npos || n < -128 || n > 127) {
+                return fail(a, fmt::format("the value written into `{}` is an int outside -128..127 (or not decimal)",
+                                           x));
+            }
         } else if (r.is("call") && ctx.project.external_name(ctx.file, r.field("function")) == "torch.arange" &&
                    kind == "s2") {
             std::vector<Node> positional;
@@ -170,7 +208,7 @@ struct Matcher {
                 if (arg.is("comment")) continue;
                 if (arg.is("keyword_argument")) {
                     const std::string_view k = arg.field("name").text();
-                    if (k != "device" && k != "dtype") {
+                    if (k != "device") {
                         return fail(a, fmt::format("torch.arange with `{}=`", k));
                     }
                     continue;
@@ -189,7 +227,7 @@ struct Matcher {
             v = "None";
             raises = true;
         } else {
-            return fail(a, fmt::format("the value written into `{}` is not a number, a bool or torch.arange(0, {} - {})",
+            return fail(a, fmt::format("the value written into `{}` is not a bool, an int or torch.arange(0, {} - {})",
                                        x, col, prev.empty() ? "PREV" : prev));
         }
         targets.insert(x);
@@ -283,6 +321,9 @@ Node last_binding(const Node& block, const std::string& name, std::uint32_t befo
 bool allocates(const Context& ctx, const Node& e) {
     const Node call = syntax::without_parens(e);
     if (!call.is("call")) return false;
+    for (const Node& arg : call.field("arguments").named_children()) {
+        if (arg.is("keyword_argument") && arg.field("name").text() == "out") return false;  // the caller's tensor
+    }
     const Node fn = call.field("function");
     if (kAllocating.contains(ctx.project.external_name(ctx.file, fn))) return true;
     return fn.is("attribute") && kAllocatingMethods.contains(fn.field("attribute").text());
@@ -298,9 +339,9 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     if (steps.empty()) return std::nullopt;
     const Node first = assignment_of(steps[0]);
     if (!first) return std::nullopt;
-    const Node targets = first.field("left");
+    const Node unpacked = first.field("left");
     const Node source = syntax::without_parens(first.field("right"));
-    if (!(targets.is("pattern_list") || targets.is("tuple_pattern")) || targets.named_children().size() != 2 ||
+    if (!(unpacked.is("pattern_list") || unpacked.is("tuple_pattern")) || unpacked.named_children().size() != 2 ||
         !source.is("subscript") || text(source.field("value")) != idx) {
         return std::nullopt;
     }
@@ -329,14 +370,14 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
         if (d.refused.empty()) d.refused = std::move(why);
         return d;
     };
-    const auto names = targets.named_children();
+    const auto names = unpacked.named_children();
     if (!names[0].is("identifier") || !names[1].is("identifier") || names[0].text() == names[1].text()) {
         return refuse(fmt::format("line {}: the separator is not unpacked into two names", first.position().line));
     }
     if (loop.named_children().back().is("else_clause")) {
         return refuse(fmt::format("line {}: the loop has an `else`", loop.position().line));
     }
-    Matcher m{ctx, def, text(names[0]), text(names[1]), "", idx, loop_var, {}, {}, false, ""};
+    Matcher m{ctx, def, text(names[0]), text(names[1]), "", idx, loop_var, {}, {}, {}, false, ""};
     // `PREV = COL` last, PREV bound once before the loop in the loop's block.
     std::size_t last = steps.size();
     if (const Node a = assignment_of(steps.back());
@@ -346,6 +387,9 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     }
     for (const std::string& name : {m.row, m.col, m.prev}) {
         if (name == idx || name == loop_var) return refuse(fmt::format("line {}: `{}` is bound twice", first.position().line, name));
+    }
+    if (!m.prev.empty() && (m.prev == m.row || m.prev == m.col)) {
+        return refuse(fmt::format("line {}: `{}` is bound twice", first.position().line, m.prev));
     }
     if (!m.block(std::vector<Node>(steps.begin() + 1, steps.begin() + static_cast<std::ptrdiff_t>(last)), "")) {
         return refuse(m.why);
@@ -361,6 +405,36 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
             if (prev_init && name == m.prev && o == prev_init.field("left")) continue;
             return refuse(fmt::format("line {}: `{}` is used outside the loop, which the static form does not run",
                                       o.position().line, name));
+        }
+    }
+    // A nested function or lambda of `def` that names them would read the values the loop leaves.
+    bool nested = false;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (nested) return false;
+        if (!n.is("function_definition") && !n.is("lambda") && !n.is("class_definition")) return true;
+        syntax::walk(n, [&](const Node& id) {
+            if (id.is("identifier") && (id.text() == loop_var || id.text() == idx || m.separator_name(id.text()))) {
+                nested = true;
+            }
+            return !nested;
+        });
+        return false;
+    });
+    if (nested) {
+        return refuse(fmt::format("line {}: a nested function or lambda names the loop's variables or its index",
+                                  loop.position().line));
+    }
+    const analysis::Scope scope = analysis::scope_of(def, loop);
+    for (const Node& f : m.free) {
+        const std::string name = text(f);
+        if (scope.locals.contains(name) && !scope.bound_before.contains(name)) {
+            return refuse(fmt::format("line {}: `{}` may have no value when the loop starts", f.position().line,
+                                      name));
+        }
+    }
+    for (const char* builtin : {"range", "len"}) {
+        if (scope.locals.contains(builtin)) {
+            return refuse(fmt::format("line {}: `{}` is a local name", loop.position().line, builtin));
         }
     }
     if (!m.prev.empty() && !prev_init) {
@@ -379,7 +453,7 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
         const Node made = last_binding(loop.parent(), x, loop.begin());
         if (!made || !allocates(ctx, made.field("right"))) {
             return refuse(fmt::format("line {}: `{}` is not made just before the loop by a call that allocates it "
-                                      "(torch.zeros, torch.eye, .repeat(), .clone(), ...)",
+                                      "(torch.zeros, torch.eye, .repeat(), .clone(), ...; without `out=`)",
                                       loop.position().line, x));
         }
         for (const Node& o : occurrences(def, x)) {
