@@ -23,6 +23,9 @@ COMMANDS = {
                             "--reps 3 --calls 20 --threads 1 --json docs/results/latency-moe-cpu.json",
     "sweep-pins.json": ".venv/bin/python benchmarks/sweep.py --env pins",
     "sweep-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/sweep.py --env latest",
+    "moe-gaps-pins.json": ".venv/bin/python benchmarks/moe_gaps.py --env pins",
+    "moe-gaps-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/moe_gaps.py --env latest "
+                            "--rows switch_transformers,nllb-moe --unsafe-fixes",
 }
 
 

@@ -4,6 +4,7 @@
     measured(rows)                # the rows the totals count: measured, no compiled forward raised
     breaks_left_by_kind(rows)     # [{kind, count, models {arch: n}, sites {site: n}}], largest count first
     moe_breaks(rows)              # the MoE rows' breaks: {rows, breaks_before, breaks_after, models}
+    moe_gaps_section(results)     # section 4a, from results/moe-gaps-pins.json (and -latest)
 
 Nothing is measured here; every figure comes from the JSON that benchmarks/sweep.py wrote.
 """
@@ -160,3 +161,63 @@ def sweep_section(results: Path) -> list[str]:
     out += INTRO
     out += env_section("pins", pins, "sweep-pins.json") if pins else ["### pins", ""] + missing("sweep-pins.json")
     return out + (env_section("latest", latest, "sweep-latest.json") if latest else [])
+
+
+GAPS_INTRO = [
+    "GM501's static forms run each expert's matrix products on more rows than the loop does. On CPU",
+    "the BLAS picks another kernel for another number of rows, so a row can change in its last bits:",
+    "no static form can be bit-equal to the loop everywhere. The sweep compares such rows, on its one",
+    "input, with the gap between the original compiled with Inductor and its eager run. Here the same",
+    "rows run on several inputs (input 0 is the sweep's; input k is drawn after `torch.manual_seed(k)`),",
+    "each arm in a fresh process, and every float32 run is also compared with the original run in",
+    "float64, eagerly: the reference that says which run is closer to the exact result.",
+    "Columns: the largest absolute difference from the original's eager float32 run, over the inputs,",
+    "of the original compiled with Inductor (the tolerance), of the fixed model as the sweep runs it",
+    "(each FX graph as traced), and of the fixed model compiled with Inductor (what users run); on how",
+    "many inputs the fixed model is within the tolerance of that same input (bit-equal in brackets); and",
+    "the largest root-mean-square error against the float64 run, of the eager original, the compiled",
+    "original and the fixed model as traced and under Inductor.",
+    "",
+]
+
+
+def _gaps_table(data):
+    n = data.get("inputs")
+    out = ["| row | original Inductor | fixed (traced) | fixed (Inductor) | inputs within (bit-equal) | "
+           "RMS error vs float64: eager | original Inductor | fixed (traced) | fixed (Inductor) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in data["rows"]:
+        s = r["summary"]
+        d, e = s["max_diff_from_eager"], s["max_error_vs_float64"]
+        g = lambda v: "–" if v is None else f"{v:.3g}"  # noqa: E731
+        out.append(f"| {r['row']} | {g(d['original_inductor'])} | {g(d['fixed_traced'])} | "
+                   f"{g(d['fixed_inductor'])} | {s['inputs_fixed_within_gap']}/{n} ({s['inputs_fixed_bit_equal']}) | "
+                   f"{g(e['eager'])} | {g(e['original_inductor'])} | {g(e['fixed_traced'])} | "
+                   f"{g(e['fixed_inductor'])} |")
+    out.append("")
+    for r in data["rows"]:
+        if r.get("float64_error"):
+            out.append(f"- {r['row']}: no float64 reference, the original does not run in float64 "
+                       f"(`{r['float64_error']}`).")
+    return out + ([""] if out[-1] != "" else [])
+
+
+def moe_gaps_section(results: Path) -> list[str]:
+    """Section 4a: the MoE rows over several inputs, against float64 (moe_gaps.py)."""
+    out = ["## 4a. MoE outputs over several inputs, against float64", ""]
+    pins, latest = load(results, "moe-gaps-pins.json"), load(results, "moe-gaps-latest.json")
+    if pins is None and latest is None:
+        return out + missing("moe-gaps-pins.json")
+    out += GAPS_INTRO
+    for label, data, name in (("pins", pins, "moe-gaps-pins.json"), ("latest", latest, "moe-gaps-latest.json")):
+        if data is None:
+            out += [f"### {label}", ""] + missing(name)
+            continue
+        env, gm = data.get("environment", {}), data.get("graphmend") or {}
+        out += [f"### {label}: torch {env.get('torch')}, transformers {env.get('transformers')}", ""]
+        out += _gaps_table(data)
+        out += [f"Made by `{COMMANDS[name]}` in {data.get('seconds')} s, {data.get('inputs')} inputs per row, "
+                f"the copy fixed {'with' if data.get('unsafe_fixes') else 'without'} `--unsafe-fixes`, with the "
+                f"binary sha256 `{(gm.get('sha256') or '?')[:12]}` (checkout at `{(gm.get('repo_commit') or '?')[:10]}`).",
+                ""]
+    return out

@@ -54,6 +54,12 @@ struct ExpertDispatch {
     int dim = 0;
     std::string steps;    // Python text of the loop's trip count over all experts
     std::string loop_var; // the loop's index variable ("" when it has none)
+    /// Hit-list forms: Python text of a lambda of the index that checks, for everything the loop
+    /// picks by it (`X[e]`, `X[f"expert_{e}"]`, `getattr(X, f"...")`), that it finds an element
+    /// (`_graphmend_has`), and whether the lambda takes the loop's row (`[e]`) rather than e.
+    /// The static form runs every index of the hit mask, which may hold more experts than X.
+    std::string picks;
+    bool picks_row = false;
     /// A Dropout among the computations: the static form also needs every submodule of
     /// `self` in eval mode.
     bool needs_eval = false;

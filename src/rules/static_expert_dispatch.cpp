@@ -74,6 +74,13 @@ public:
     }
 
 private:
+    // `, lambda e: (_graphmend_has(X, e),)` (and `, True` when it takes the loop's row): the
+    // static form runs every index of the hit mask only where each one picks an element.
+    static std::string picks_argument(const ExpertDispatch& d) {
+        if (d.picks.empty()) return "";
+        return fmt::format(", {}{}", d.picks, d.picks_row ? ", True" : "");
+    }
+
     static Site site_for(const ExpertDispatch& d) {
         const bool pairs = d.kind == ExpertDispatch::Kind::Pairs;
         const std::string what = pairs ? fmt::format("expert dispatch over {}", d.pairs_call.text())
@@ -101,15 +108,15 @@ private:
             const Node it = d.loop.field("right");
             edits.push_back({it.begin(), it.end(),
                              fmt::format("([[_graphmend_e] for _graphmend_e in range(len({0}))] if "
-                                         "_graphmend_dispatch_all({1}, {2}, {0}) else {3})",
-                                         kHits, d.stacked, d.dim, rows)});
+                                         "_graphmend_dispatch_all({1}, {2}, {0}{4}) else {3})",
+                                         kHits, d.stacked, d.dim, rows, picks_argument(d))});
         } else if (d.hit_list) {
             const Node a = d.hit_list.named_children()[0];
             edits.push_back({a.begin(), a.end(),
-                             fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}) "
+                             fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}{6}) "
                                          "else {5}",
                                          kHits, d.hits, a.field("left").text(), d.stacked, d.dim,
-                                         a.field("right").text())});
+                                         a.field("right").text(), picks_argument(d))});
         }
         if (pairs) {
             const Node a = d.pairs.named_children()[0];
@@ -129,10 +136,11 @@ private:
         const Applicability applicability = d.hit_rows ? Applicability::Unsafe : Applicability::Safe;
         site.fix = Fix{std::move(edits), applicability, {runtime::stem::static_dispatch}};
         site.detail = fmt::format(
-            "under torch.compile, without autograd recording{} and within the measured size limit, every "
+            "under torch.compile, without autograd recording{} and within the measured size limit{}, every "
             "candidate row is taken and the ones the mask does not pick are masked out; otherwise the loop runs as "
             "written",
-            d.needs_eval ? ", in eval mode" : "");
+            d.needs_eval ? ", in eval mode" : "",
+            d.picks.empty() ? "" : ", where every expert of the mask picks an element of what the loop indexes by it");
         if (d.hit_rows) {
             site.detail += "; unsafe: its outputs may differ from the original's by more than the compiled original "
                            "does (Switch Transformers, transformers 5.24: 1.43e-6 against 1.31e-6)";

@@ -23,7 +23,7 @@
 def _graphmend_static_dispatch_runtime():
     import sys
 
-    rt = sys.modules.get("_graphmend_static_dispatch_v2")
+    rt = sys.modules.get("_graphmend_static_dispatch_v3")
     if rt is not None:
         return rt
     import os
@@ -31,7 +31,7 @@ def _graphmend_static_dispatch_runtime():
 
     import torch
 
-    rt = types.ModuleType("_graphmend_static_dispatch_v2")
+    rt = types.ModuleType("_graphmend_static_dispatch_v3")
     mode = os.environ.get("GRAPHMEND_DISPATCH", "auto")
     limit = 64
 
@@ -58,12 +58,39 @@ def _graphmend_static_dispatch_runtime():
             return False  # a Dropout among the computations: identity only in eval mode
         return mode == "static" or (experts * size <= limit and experts <= 4 * size)
 
-    def dispatch_all(masks, dim, hits):
+    # Whether `container[key]` (getattr(container, key) with attr) finds an element, without
+    # raising: a mapping (ModuleDict, dict) holds the key, a sequence (ModuleList, list, tuple,
+    # a tensor's first dimension) has the int index. Any other container: not known, False.
+    def has(container, key, attr=False):
+        if attr:
+            return isinstance(key, str) and hasattr(container, key)
+        if isinstance(container, (torch.nn.ModuleDict, dict)):
+            return key in container
+        if isinstance(key, bool) or not isinstance(key, int):
+            return False
+        if isinstance(container, torch.Tensor):
+            if container.dim() == 0:
+                return False
+            n = container.shape[0]
+        elif isinstance(container, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple, range)):
+            n = len(container)
+        else:
+            return False
+        return -n <= key < n
+
+    def dispatch_all(masks, dim, hits, picks=None, row=False):
         # `for e in hits.nonzero(as_tuple=True)[0].tolist()` over the experts of masks[..., e, ...]:
         # every expert instead (each one's pairs gated by hits[e] != 0, which is what listed it).
+        # picks(e) (picks([e]) for a loop over the rows of hits.nonzero()) says, for each thing
+        # the loop picks by the index, whether index e finds an element: a mask may have more
+        # experts than a container (one_hot(..., num_classes=n + 1) over n modules), and the loop
+        # then never reached the extra ones; the static form runs every expert, so it is taken
+        # only when every index picks.
         if hits.dim() != 1 or hits.shape[0] != masks.shape[dim]:
             return False
-        return static(masks.shape[dim], masks.numel() // max(masks.shape[dim], 1), None)
+        if not static(masks.shape[dim], masks.numel() // max(masks.shape[dim], 1), None):
+            return False
+        return picks is None or all(all(picks([e] if row else e)) for e in range(hits.shape[0]))
 
     def valid_of(mask, gate):
         valid = mask != 0
@@ -202,6 +229,7 @@ def _graphmend_static_dispatch_runtime():
         pass
 
     rt.dispatch_all = dispatch_all
+    rt.has = has
     rt.pairs = pairs
     rt.keep = keep
     rt.rows = rows
@@ -213,12 +241,13 @@ def _graphmend_static_dispatch_runtime():
     rt.counts = counts
     rt.no_rows = no_rows
     rt.between = between
-    sys.modules["_graphmend_static_dispatch_v2"] = rt
+    sys.modules["_graphmend_static_dispatch_v3"] = rt
     return rt
 
 
 _graphmend_dispatch_rt = _graphmend_static_dispatch_runtime()
 _graphmend_dispatch_all = _graphmend_dispatch_rt.dispatch_all
+_graphmend_has = _graphmend_dispatch_rt.has
 _graphmend_pairs = _graphmend_dispatch_rt.pairs
 _graphmend_keep = _graphmend_dispatch_rt.keep
 _graphmend_rows = _graphmend_dispatch_rt.rows

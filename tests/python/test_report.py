@@ -111,3 +111,32 @@ def test_sweep_sections_pins_and_latest_with_totals_kinds_and_rows_not_available
     latest = page[page.index("### latest: "):]
     assert "Totals: 1/2 rows measured (1 not available at this version: nezha), breaks 0 → 0" in latest
     assert "No break is left in the rows measured." in latest and "MoE models" not in latest
+
+
+def test_moe_gaps_section_and_its_measures(tmp_path):
+    import torch
+
+    import moe_gaps
+
+    # the measures: largest absolute difference over the floating leaves, RMS error against float64
+    a = [("out.logits", torch.tensor([1.0, 2.0])), ("out.ids", torch.tensor([1, 2])), ("out.n", "3")]
+    b = [("out.logits", torch.tensor([1.0, 2.5])), ("out.ids", torch.tensor([1, 2])), ("out.n", "3")]
+    assert moe_gaps.max_diff(a, a) == 0.0 and moe_gaps.max_diff(a, b) == 0.5
+    assert moe_gaps.max_diff(a, [("out.logits", torch.tensor([1.0]))]) == float("inf")
+    assert moe_gaps.rms_error(b, [("out.hidden", torch.tensor([1.0, 2.0], dtype=torch.float64))]) == float("inf")
+    c = [("out.logits", torch.tensor([1.0, 2.0], dtype=torch.float64)), ("out.ids", torch.tensor([1, 2]))]
+    assert abs(moe_gaps.rms_error(b[:2], c) - (0.25 / 2) ** 0.5) < 1e-12
+
+    assert "`moe-gaps-pins.json` is missing" in report.render(tmp_path)
+    row = {"row": "dbrx", "summary": {
+        "max_diff_from_eager": {"original_inductor": 2.09e-7, "fixed_traced": 2.09e-7, "fixed_inductor": 2.38e-7},
+        "max_error_vs_float64": {"eager": 3.58e-8, "original_inductor": 3.74e-8, "fixed_traced": 3.52e-8,
+                                 "fixed_inductor": 3.7e-8},
+        "inputs_fixed_within_gap": 4, "inputs_fixed_bit_equal": 0}}
+    data = {"environment": {"torch": "2.12.1", "transformers": "4.52.4"}, "inputs": 5, "unsafe_fixes": False,
+            "seconds": 600.0, "graphmend": {"sha256": "abcdef0123456789", "repo_commit": "0123456789abcdef"},
+            "rows": [row]}
+    (tmp_path / "moe-gaps-pins.json").write_text(json.dumps(data))
+    page = report.render(tmp_path)
+    assert "| dbrx | 2.09e-07 | 2.09e-07 | 2.38e-07 | 4/5 (0) | 3.58e-08 | 3.74e-08 | 3.52e-08 | 3.7e-08 |" in page
+    assert "without `--unsafe-fixes`" in page and "`moe-gaps-latest.json` is missing" in page

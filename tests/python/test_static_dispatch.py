@@ -13,7 +13,7 @@ from conftest import fix_copy, load_module, load_runtime_block, require_graphmen
 
 
 def runtime(mode="static"):
-    return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v2", "GRAPHMEND_DISPATCH", mode)
+    return load_runtime_block("static_dispatch", "_graphmend_static_dispatch_v3", "GRAPHMEND_DISPATCH", mode)
 
 
 def fixed_pair(original, tmp_path, name, marker, *args):
@@ -402,7 +402,7 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monk
     import sys
 
     monkeypatch.setenv("GRAPHMEND_DISPATCH", "static")
-    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v2", raising=False)
+    monkeypatch.delitem(sys.modules, "_graphmend_static_dispatch_v3", raising=False)
     original = tmp_path / "hit_rows.py"
     original.write_text(textwrap.dedent(MODEL_5X))
     # The 5.x form is an unsafe fix (docs/rules/GM501.md): by default the file stays as written.
@@ -436,4 +436,53 @@ def test_transformers_5x_hit_rows_static_and_gradients_as_written(tmp_path, monk
             assert torch.equal(w.grad, g.grad), name
     assert want_model.a["expert_3"].fc.weight.grad is None
     assert want_model.b.experts[3].fc.weight.grad is None
-    sys.modules.pop("_graphmend_static_dispatch_v2", None)
+    sys.modules.pop("_graphmend_static_dispatch_v3", None)
+
+
+@pytest.mark.parametrize("cls", ["HitList", "Experts"])
+def test_a_mask_with_more_experts_than_modules_runs_the_loop(cls, tmp_path):
+    """one_hot(..., num_classes=n + 1) over n experts: the loop never reached expert n, and the
+    static form would index it (IndexError / KeyError while Dynamo traces, the frame falling
+    back to Python). `_graphmend_has` keeps the loop there; with n classes the static form is
+    taken and the forward is one graph."""
+    require_graphmend()
+    import pathlib
+
+    original = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "static-expert-dispatch" / "extra_class.py"
+    fixed = fix_copy(original, tmp_path, "--unsafe-fixes")
+    assert fixed.read_text().count("_graphmend_has(") == 2
+    want_module = load_module(original, f"gm501_extra_{cls}_original")
+    got_module = load_module(fixed, f"gm501_extra_{cls}_fixed")
+
+    def run(module, extra, compiled):
+        torch.manual_seed(0)
+        model = getattr(module, cls)(extra=extra).eval()
+        h = torch.randn(6, 8)
+        w, i = torch.topk(torch.randn(6, 4).softmax(-1), 2)
+        graphs, errors = [], []
+
+        def counting(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        torch._dynamo.reset()
+        with torch.no_grad():
+            out = torch.compile(model, backend=counting, dynamic=False)(h, i, w) if compiled else model(h, i, w)
+        return out, len(graphs)
+
+    for extra in (1, 0):
+        want, _ = run(want_module, extra, False)
+        _, want_graphs = run(want_module, extra, True)
+        got, got_graphs = run(got_module, extra, True)
+        assert torch.equal(got, want)
+        if extra:  # the loop as written: it breaks on nonzero, not on an exception in the static form
+            assert 1 < got_graphs <= want_graphs
+            torch.manual_seed(0)
+            model = getattr(got_module, cls)(extra=extra).eval()
+            torch._dynamo.reset()
+            with pytest.raises(Exception) as info, torch.no_grad():
+                torch.compile(model, backend="eager", fullgraph=True)(
+                    torch.randn(6, 8), torch.tensor([[0, 1]] * 6), torch.ones(6, 2))
+            assert "Observed exception" not in str(info.value) and "nonzero" in str(info.value)
+        else:
+            assert got_graphs == 1 < want_graphs

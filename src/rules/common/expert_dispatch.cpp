@@ -445,6 +445,9 @@ std::pair<std::string, int> stacked_mask(const Node& mask, const std::string& lo
 // index of C instead, and gates each expert's pairs with `C[e] != 0`, which is what put e in
 // HIT; so it equals the loop for any C. Sets hit_list/hits/stacked/dim/steps.
 bool rows_hit_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d);
+bool hit_picks(const Node& loop, const std::string& index, bool row_reads, const Node& rebind, const Node& mask,
+               ExpertDispatch& d);
+bool first_of(const Node& e, const std::string& row);
 
 bool hit_list_header(const Context& ctx, const Node& def, const Node& loop, const Node& mask, ExpertDispatch& d) {
     const Node iterable = loop.field("right");
@@ -464,6 +467,7 @@ bool hit_list_header(const Context& ctx, const Node& def, const Node& loop, cons
         return true;
     });
     if (reads != 1) return false;
+    if (!hit_picks(loop, d.loop_var, false, Node(), mask, d)) return false;
     d.hit_list = prev;
     d.hits = text(hits);
     d.hit_index = d.loop_var;
@@ -574,6 +578,7 @@ bool rows_hit_header(const Context& ctx, const Node& def, const Node& loop, cons
         return true;
     });
     if (reads != 1) return false;
+    if (!hit_picks(loop, index.empty() ? row : index, index.empty(), rebind, mask, d)) return false;
     d.hit_list = stmt;
     d.hit_rows = true;
     d.hits_node = hits;
@@ -583,6 +588,122 @@ bool rows_hit_header(const Context& ctx, const Node& def, const Node& loop, cons
     d.stacked = base;
     d.dim = dim;
     d.steps = fmt::format("{}.shape[{}]", base, dim);
+    return true;
+}
+
+// The picks of the expert's index in a hit-list loop: every read of `index` in the loop's body
+// (every `row[0]` when `row_reads`; only after `rebind` when there is one) that indexes
+// something, `X[e]`, `X[f"..{e}.."]` or `getattr(X, f"..{e}..")`, becomes
+// `_graphmend_has(X, KEY)` in a lambda of `param`. The static form runs every index of the
+// hit mask, which may have more experts than X (`one_hot(..., num_classes=n + 1)` over n
+// modules): the runtime takes it only when every index picks. Sets d.picks, or refuses (a pick
+// among several indices, an f-string used otherwise, an X that calls or that the loop assigns).
+bool hit_picks(const Node& loop, const std::string& index, bool row_reads, const Node& rebind, const Node& mask,
+               ExpertDispatch& d) {
+    const std::string mask_text(syntax::without_parens(mask).text());
+    std::vector<std::string> checks;
+    std::string why;
+    // `if TEST: continue` at the top of the body (`if expert_idx == self.num_experts: continue`,
+    // transformers 5.x over `num_classes=n + 1`): a pick after it is reached only where TEST is
+    // false, so its check is `TEST or _graphmend_has(...)`. TEST calls nothing and reads no name
+    // the loop assigns other than the index.
+    std::vector<Node> skips;
+    for (const Node& st : statements(loop.field("body"))) {
+        if (!st.is("if_statement") || st.field("alternative")) continue;
+        const auto body = statements(st.field("consequence"));
+        if (body.size() != 1 || !body[0].is("continue_statement")) continue;
+        bool plain = true;
+        syntax::walk(st.field("condition"), [&](const Node& n) {
+            if (n.is("call") || n.is("lambda") || n.is("named_expression")) plain = false;
+            if (n.is("identifier") && !(n.parent().is("attribute") && n.parent().field("attribute") == n) &&
+                text(n) != index && assigned_in(loop, text(n))) {
+                plain = false;
+            }
+            return plain;
+        });
+        if (plain) skips.push_back(st);
+    }
+    auto guarded = [&](const Node& at, std::string check) {
+        std::string tests;
+        for (const Node& st : skips) {
+            if (st.end() <= at.begin()) tests += fmt::format("({}) or ", syntax::without_parens(st.field("condition")).text());
+        }
+        return tests + check;
+    };
+    auto sole_index = [](const Node& sub, const Node& u) {
+        const auto parts = sub.named_children();
+        return sub.is("subscript") && parts.size() == 2 && parts[1] == u;
+    };
+    auto container = [&](const Node& x) {
+        bool ok = true;
+        syntax::walk(x, [&](const Node& n) {
+            if (n.is("call") || n.is("lambda") || n.is("named_expression")) ok = false;
+            if (n.is("identifier") && !(n.parent().is("attribute") && n.parent().field("attribute") == n) &&
+                (text(n) == index || assigned_in(loop, text(n)))) {
+                ok = false;
+            }
+            return ok;
+        });
+        if (!ok && why.empty()) {
+            why = fmt::format("line {}: `{}` is picked by the expert's index, and graphmend cannot check before the "
+                              "loop that every index of the hit mask picks an element of it",
+                              x.position().line, x.text());
+        }
+        return ok;
+    };
+    syntax::walk(loop.field("body"), [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (!n.is("identifier") || text(n) != index || !analysis::is_read(n)) return true;
+        if (rebind && n.begin() < rebind.end()) return true;
+        Node u = n;
+        if (row_reads) {
+            if (!first_of(n.parent(), index)) return true;
+            u = n.parent();
+        }
+        // The key: the index itself, an f-string holding it, or `"...".format(..., e, ...)`.
+        Node key = u;
+        if (u.parent().is("interpolation")) {
+            key = u.parent();
+            while (key && !key.is("string")) key = key.parent();
+        } else if (const Node al = u.parent(); al.is("argument_list") && al.parent().is("call") &&
+                                               al.parent().field("function").is("attribute") &&
+                                               al.parent().field("function").field("attribute").text() == "format" &&
+                                               al.parent().field("function").field("object").is("string")) {
+            key = al.parent();
+        }
+        if (!key) return true;
+        const Node p = key.parent();
+        if (p.is("subscript") && !(p.field("value") == key)) {
+            if (p.text() == mask_text) return true;  // the loop's mask: as long as the hit mask
+            if (!sole_index(p, key)) {
+                why = fmt::format("line {}: `{}` picks by the expert's index among other indices", p.position().line,
+                                  p.text());
+            } else if (container(p.field("value"))) {
+                checks.push_back(guarded(p, fmt::format("_graphmend_has({}, {})", p.field("value").text(), key.text())));
+            }
+        } else if (p.is("argument_list") && p.parent().field("function").text() == "getattr" &&
+                   p.named_children().size() == 2 && p.named_children()[1] == key) {
+            if (container(p.named_children()[0])) {
+                checks.push_back(guarded(p, fmt::format("_graphmend_has({}, {}, True)", p.named_children()[0].text(),
+                                                        key.text())));
+            }
+        } else if (!(key == u)) {
+            why = fmt::format("line {}: the expert's index is formatted into `{}`, which graphmend does not see pick "
+                              "an element",
+                              key.position().line, key.text());
+        }
+        return true;
+    });
+    if (!why.empty()) {
+        d.refused = why;
+        return false;
+    }
+    if (!checks.empty()) {
+        std::string body;
+        for (const std::string& c : checks) body += c + ", ";
+        d.picks = fmt::format("lambda {}: ({})", index, body.substr(0, body.size() - 1));
+        d.picks_row = row_reads;
+    }
     return true;
 }
 
