@@ -20,7 +20,8 @@ bool is_data_read(std::string_view name);
 /// True when an identifier node is read (see include/graphmend/liveness.hpp).
 using analysis::is_read;
 
-/// Locals of `function` assigned from a torch call or a data read (tensor-valued).
+/// Locals of `function` assigned from a torch call or a data read (tensor-valued). Calls of
+/// `torch.is_*`, `has_*`, `get_*`, `set_*` and `torch._*` query state and do not count.
 std::set<std::string> tensor_locals(const syntax::Node& function);
 
 /// True when `test` reads tensor values: it calls a data read, takes `float()` / `int()` /

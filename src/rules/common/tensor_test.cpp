@@ -32,6 +32,14 @@ bool identity_test(const Node& comparison) {
     return only_is;
 }
 
+// `torch.is_autocast_enabled()`, `torch.is_tensor(x)`, `torch.get_default_dtype()`,
+// `torch._C...`: queries of torch's state or of a value's type, which return Python values
+// (as analysis/values.cpp models them), not tensors.
+bool torch_state_query(std::string_view name) {
+    return name.starts_with("is_") || name.starts_with("has_") || name.starts_with("get_") ||
+           name.starts_with("set_") || name.starts_with("_");
+}
+
 }  // namespace
 
 bool is_data_read(std::string_view name) { return kDataReads.contains(name); }
@@ -45,7 +53,8 @@ std::set<std::string> tensor_locals(const Node& function) {
             if (r.is("call")) {
                 const Node fn = r.field("function");
                 if (fn.is("attribute") &&
-                    (fn.field("object").text() == "torch" || is_data_read(fn.field("attribute").text()))) {
+                    ((fn.field("object").text() == "torch" && !torch_state_query(fn.field("attribute").text())) ||
+                     is_data_read(fn.field("attribute").text()))) {
                     tensorish = true;
                 }
             }
