@@ -302,6 +302,79 @@ std::string find_live(const Scope& scope, Plan& plan) {
     return "";
 }
 
+// `cond` tests `name is None` (`is_none`) or `name is not None`, alone or as a conjunct of an
+// `and` (`is_none`) / a disjunct of an `or` (not `is_none`).
+bool tests_none(const Node& cond, const std::string& name, bool is_none) {
+    const Node c = syntax::without_parens(cond);
+    if (c.is("boolean_operator")) {
+        const std::string_view op = c.field("operator").type();
+        if (op != (is_none ? "and" : "or")) return false;
+        return tests_none(c.field("left"), name, is_none) || tests_none(c.field("right"), name, is_none);
+    }
+    if (!c.is("comparison_operator")) return false;
+    const auto parts = c.named_children();
+    if (parts.size() != 2 || parts[0].text() != name || !parts[1].is("none")) return false;
+    std::string ops;
+    for (const Node& k : c.children()) {
+        if (!k.named()) ops += std::string(k.type()) + " ";
+    }
+    return ops == (is_none ? "is " : "is not ");
+}
+
+// The line of an enclosing `if` that shows `name` is None where `stmt` runs (`stmt` in the
+// body of `if name is None [and ...]:`, or in the else of `if name is not None [or ...]:`),
+// with nothing between that binds the name; 0 when none does.
+std::uint32_t none_here(const Node& stmt, const std::string& name) {
+    for (Node p = stmt.parent(); p && !p.is("function_definition") && !p.is("lambda"); p = p.parent()) {
+        if (!p.is("block") && !p.is("else_clause")) continue;
+        const Node owner = p.is("block") ? p.parent() : p.parent();
+        if (!owner.is("if_statement")) continue;
+        const bool in_body = p.is("block") && owner.field("consequence") == p;
+        const bool in_else = p.is("else_clause");
+        if (!(in_body && tests_none(owner.field("condition"), name, true)) &&
+            !(in_else && tests_none(owner.field("condition"), name, false))) {
+            continue;
+        }
+        bool bound = false;
+        syntax::walk(p, [&](const Node& n) {
+            if (bound || n.begin() >= stmt.begin()) return false;
+            if (n.is("identifier") && n.text() == name && !analysis::is_read(n)) bound = true;
+            return !bound;
+        });
+        return bound ? 0 : owner.position().line;
+    }
+    return 0;
+}
+
+// A live name that is None on a path that leaves it as it was (an enclosing `if` tests it) and
+// that a branch sets to something written otherwise than `None`: the runtime selects only
+// between tensors of one layout, so the `if` would always keep its break (timm's
+// `if patch_valid is None ...: sentinel = ...; if sentinel.any(): patch_valid = ~sentinel`).
+std::string none_on_a_path(const Node& stmt, const Plan& plan) {
+    if (plan.all_return) return "";
+    for (const auto& name : plan.live) {
+        bool kept = !plan.has_else;
+        bool set = false;
+        for (const auto& b : plan.branches) {
+            bool assigns = false;
+            for (const auto& st : b.body) {
+                if (st.kind != Statement::Assign || st.name != name) continue;
+                assigns = true;
+                set = set || !(st.value && syntax::without_parens(st.value).is("none"));
+            }
+            kept = kept || !assigns;
+        }
+        if (!kept || !set) continue;
+        if (const std::uint32_t line = none_here(stmt, name)) {
+            return fmt::format("`{}` is None where the `if` leaves it as it was (line {} tests it) and is set to a "
+                               "value where it assigns it: the select takes only tensors of one layout, so the `if` "
+                               "would keep its graph break",
+                               name, line);
+        }
+    }
+    return "";
+}
+
 // Checks inside a branch fire only when the branch would have run: the test is bound once
 // (`(_graphmend_pLINE := TEST)`) and gates them (`_graphmend_and(GATE, ...)`).
 std::string gate_checks(const Node& stmt, Plan& plan) {
@@ -637,6 +710,7 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
         [&] { return check_returns(ctx, plan); },
         [&] { return take_updates(plan); },
         [&] { return find_live(scope, plan); },
+        [&] { return none_on_a_path(stmt, plan); },
         [&] { return gate_checks(stmt, plan); },
     };
     for (const auto& step : steps) {
