@@ -321,10 +321,30 @@ bool tests_none(const Node& cond, const std::string& name, bool is_none) {
     return ops == (is_none ? "is " : "is not ");
 }
 
-// The line of an enclosing `if` that shows `name` is None where `stmt` runs (`stmt` in the
-// body of `if name is None [and ...]:`, or in the else of `if name is not None [or ...]:`),
-// with nothing between that binds the name; 0 when none does.
+// The line that shows `name` is None where `stmt` runs: `name = None` before it in its block,
+// or an enclosing `if` (`stmt` in the body of `if name is None [and ...]:`, or in the else of
+// `if name is not None [or ...]:`), with nothing between that binds the name; 0 when none does.
 std::uint32_t none_here(const Node& stmt, const std::string& name) {
+    // `name = None` as the statement before, in the same block, with nothing between that binds it.
+    const auto siblings = stmt.parent().named_children();
+    std::size_t at = 0;
+    while (at < siblings.size() && !(siblings[at] == stmt)) ++at;
+    for (std::size_t i = std::min(at, siblings.size()); i-- > 0;) {
+        const Node prev = siblings[i];
+        if (prev.is("expression_statement") && prev.named_children().size() == 1) {
+            const Node a = prev.named_children()[0];
+            if (a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == name &&
+                a.field("right") && syntax::without_parens(a.field("right")).is("none")) {
+                return prev.position().line;
+            }
+        }
+        bool bound = false;
+        syntax::walk(prev, [&](const Node& n) {
+            if (n.is("identifier") && n.text() == name && !analysis::is_read(n)) bound = true;
+            return !bound;
+        });
+        if (bound) break;
+    }
     for (Node p = stmt.parent(); p && !p.is("function_definition") && !p.is("lambda"); p = p.parent()) {
         if (!p.is("block") && !p.is("else_clause")) continue;
         const Node owner = p.is("block") ? p.parent() : p.parent();
@@ -366,7 +386,7 @@ std::string none_on_a_path(const Node& stmt, const Plan& plan) {
         }
         if (!kept || !set) continue;
         if (const std::uint32_t line = none_here(stmt, name)) {
-            return fmt::format("`{}` is None where the `if` leaves it as it was (line {} tests it) and is set to a "
+            return fmt::format("`{}` is None where the `if` leaves it as it was (line {} shows it) and is set to a "
                                "value where it assigns it: the select takes only tensors of one layout, so the `if` "
                                "would keep its graph break",
                                name, line);
