@@ -10,6 +10,7 @@
 
 #include "graphmend/liveness.hpp"
 #include "graphmend/syntax.hpp"
+#include "graphmend/values.hpp"
 
 namespace graphmend::rules {
 
@@ -20,9 +21,11 @@ bool is_data_read(std::string_view name);
 /// True when an identifier node is read (see include/graphmend/liveness.hpp).
 using analysis::is_read;
 
-/// Locals of `function` assigned from a torch call or a data read (tensor-valued). Calls of
+/// Locals of `function` (in `file`) assigned from a torch call or a data read (tensor-valued),
+/// by spelling; an assignment whose value `values` knows to be a Python value (no tensor, no
+/// unknown: `torch.numel(x)`, `not torch.is_autocast_enabled()`) does not count. Calls of
 /// `torch.is_*`, `has_*`, `get_*`, `set_*` and `torch._*` query state and do not count.
-std::set<std::string> tensor_locals(const syntax::Node& function);
+std::set<std::string> tensor_locals(const syntax::Node& function, const analysis::Values& values, std::size_t file);
 
 /// True when `test` reads tensor values: it calls a data read, takes `float()` / `int()` /
 /// `bool()` of a tensor-valued local, or compares a local in `tensor_names`.

@@ -108,7 +108,7 @@ public:
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (!n.is("if_statement") && !n.is("assert_statement")) return true;
             auto it = tensor_names.find(def.begin());
-            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def)).first;
+            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def, ctx.values, ctx.file)).first;
             const auto& tensors = it->second;
             if (n.is("if_statement")) {
                 if (!is_raise_check(n)) return true;

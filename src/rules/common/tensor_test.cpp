@@ -44,7 +44,7 @@ bool torch_state_query(std::string_view name) {
 
 bool is_data_read(std::string_view name) { return kDataReads.contains(name); }
 
-std::set<std::string> tensor_locals(const Node& function) {
+std::set<std::string> tensor_locals(const Node& function, const analysis::Values& values, std::size_t file) {
     std::set<std::string> names;
     syntax::walk(function.field("body"), [&](const Node& n) {
         if (!n.is("assignment") || !n.field("left").is("identifier")) return true;
@@ -60,6 +60,10 @@ std::set<std::string> tensor_locals(const Node& function) {
             }
             return !tensorish;
         });
+        if (tensorish) {
+            const analysis::Value v = values.eval(file, n.field("right"));
+            tensorish = !(v.kinds != 0 && !v.tensor() && !(v.kinds & analysis::kUnknown) && !v.data);
+        }
         if (tensorish) names.insert(text(n.field("left")));
         return true;
     });

@@ -85,7 +85,7 @@ public:
         std::map<std::uint32_t, std::set<std::string>> tensor_names;
         auto tensors_of = [&](const Node& def) -> const std::set<std::string>& {
             auto it = tensor_names.find(def.begin());
-            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def)).first;
+            if (it == tensor_names.end()) it = tensor_names.emplace(def.begin(), tensor_locals(def, ctx.values, ctx.file)).first;
             return it->second;
         };
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
