@@ -110,6 +110,10 @@ def measure_env(env, rows, inputs, unsafe_fixes):
     installed = model_bench.installed_package_dir(python, "transformers")
     arm = Path(__file__).with_name("_harness") / "moe_gaps_arm.py"
     started = time.time()
+    from _harness import fixer
+
+    binary = Path(fixer.fixer_command()[0])  # what fixes the copy, taken before it does
+    made_with = {"sha256": suite._sha256(binary) if binary.is_file() else None, "repo_commit": suite._git_head()}
     with tempfile.TemporaryDirectory(prefix="moe-gaps-") as work:
         work = Path(work)
         copy, fix = model_bench.fix_package(installed, work / "site", unsafe_fixes)
@@ -127,12 +131,8 @@ def measure_env(env, rows, inputs, unsafe_fixes):
             import torch
 
             outs[tag] = torch.load(out)
-    from _harness import fixer
-
-    binary = Path(fixer.fixer_command()[0])
     result = {"environment": suite.environment(env, python), "inputs": inputs, "unsafe_fixes": unsafe_fixes,
-              "fixer": fix.cmd, "graphmend": {"sha256": suite._sha256(binary) if binary.is_file() else None,
-                                             "repo_commit": suite._git_head()},
+              "fixer": fix.cmd, "graphmend": made_with,
               "seconds": round(time.time() - started, 1), "rows": []}
     orig, fixed = outs["original"], outs["fixed"]
     for row in rows:
