@@ -17,8 +17,10 @@ measures both on several inputs, and against a float64 run of the original as th
       fixed_inductor     the fixed copy compiled with Inductor (what users run);
     and the error of each float32 run against the float64 run (root mean square over every
     floating element of the outputs): eager, original_inductor, fixed_traced, fixed_inductor;
-  - per row: the largest of each over the inputs, and on how many inputs fixed_traced is no
-    further from eager than original_inductor is.
+  - per row: the largest of each over the inputs, on how many inputs fixed_traced is no
+    further from eager than original_inductor is, and the FX graphs each arm made on input 0
+    (where the fixed arm makes as many as the original, no static form was taken: the cost rule
+    or a check kept the loop, and the row says nothing about the static form).
 Each arm runs in a fresh process (_harness/moe_gaps_arm.py); the fixed arm loads the original
 arm's state_dict. Writes <json-dir>/moe-gaps-<env>.json. Exit 0, 1 an arm failed, 2 set-up error.
 """
@@ -143,6 +145,7 @@ def measure_env(env, rows, inputs, unsafe_fixes):
                     "fixed_traced": fixed[(row, k, "traced")], "fixed_inductor": fixed[(row, k, "inductor")]}
             per_input.append({
                 "input": k,
+                "graphs": {"original": orig.get((row, k, "graphs")), "fixed": fixed.get((row, k, "graphs"))},
                 "original_traced_bit_equal_to_eager": max_diff(orig[(row, k, "traced")], eager) == 0.0,
                 "diff_from_eager": {name: max_diff(runs[name], eager) for name in RUNS},
                 "error_vs_float64": {name: rms_error(runs[name], double) for name in ERRORS},
@@ -153,6 +156,7 @@ def measure_env(env, rows, inputs, unsafe_fixes):
             "inputs_fixed_within_gap": sum(p["diff_from_eager"]["fixed_traced"]
                                            <= p["diff_from_eager"]["original_inductor"] for p in per_input),
             "inputs_fixed_bit_equal": sum(p["diff_from_eager"]["fixed_traced"] == 0.0 for p in per_input),
+            "graphs": per_input[0]["graphs"],  # input 0's: the static form taken or not
         }
         result["rows"].append({"row": row, "per_input": per_input, "summary": summary,
                                "float64_error": orig.get((row, "float64_error"))})

@@ -8,8 +8,9 @@ Per row: torch.manual_seed(0), the sweep's build(), float32 (the original arm sa
 state_dict into DIR/<row>.pt, the fixed arm loads it strictly). Per input k (0..inputs-1):
 torch.manual_seed(k), the sweep's inputs() (input 0 is the sweep's own input). Under
 torch.no_grad() it runs:
-  - "traced": torch.compile(model, backend="eager", dynamic=False), each FX graph run as traced
-    (the backend the sweep's arms count graphs with);
+  - "traced": torch.compile(model, backend=<counting>, dynamic=False), each FX graph run as
+    traced (the kind of backend the sweep's arms count graphs with), and "graphs", how many
+    FX graphs it made (1 where a static form was taken and nothing else breaks);
   - "inductor": torch.compile(model, dynamic=False), Inductor, what users run;
   - original arm only: "eager" (float32) and "float64" (a deep copy in float64, eagerly: the
     reference both float32 runs are measured against; None, with the error under
@@ -62,8 +63,15 @@ def main(argv):
                         out[(row, k, "float64")] = None
                         out[(row, "float64_error")] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
                 torch._dynamo.reset()
+                graphs = []
+
+                def counting(gm, example_inputs, graphs=graphs):
+                    graphs.append(gm)
+                    return gm.forward
+
                 out[(row, k, "traced")] = tensors.flatten(
-                    torch.compile(model, backend="eager", dynamic=False)(**inputs), "out")
+                    torch.compile(model, backend=counting, dynamic=False)(**inputs), "out")
+                out[(row, k, "graphs")] = len(graphs)
                 torch._dynamo.reset()
                 out[(row, k, "inductor")] = tensors.flatten(torch.compile(model, dynamic=False)(**inputs), "out")
         print(f"{args.arm}: {row} done", file=sys.stderr, flush=True)

@@ -171,7 +171,9 @@ GAPS_INTRO = [
     "rows run on several inputs (input 0 is the sweep's; input k is drawn after `torch.manual_seed(k)`),",
     "each arm in a fresh process, and every float32 run is also compared with the original run in",
     "float64, eagerly: the reference that says which run is closer to the exact result.",
-    "Columns: the largest absolute difference from the original's eager float32 run, over the inputs,",
+    "Columns: the FX graphs of the original and the fixed model on input 0 (where they are as many,",
+    "no static form was taken, and the row says nothing about one); the largest absolute difference",
+    "from the original's eager float32 run, over the inputs,",
     "of the original compiled with Inductor (the tolerance), of the fixed model as the sweep runs it",
     "(each FX graph as traced), and of the fixed model compiled with Inductor (what users run); on how",
     "many inputs the fixed model is within the tolerance of that same input (bit-equal in brackets); and",
@@ -183,14 +185,17 @@ GAPS_INTRO = [
 
 def _gaps_table(data):
     n = data.get("inputs")
-    out = ["| row | original Inductor | fixed (traced) | fixed (Inductor) | inputs within (bit-equal) | "
+    out = ["| row | graphs | original Inductor | fixed (traced) | fixed (Inductor) | inputs within (bit-equal) | "
            "RMS error vs float64: eager | original Inductor | fixed (traced) | fixed (Inductor) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in data["rows"]:
         s = r["summary"]
         d, e = s["max_diff_from_eager"], s["max_error_vs_float64"]
         g = lambda v: "–" if v is None else f"{v:.3g}"  # noqa: E731
-        out.append(f"| {r['row']} | {g(d['original_inductor'])} | {g(d['fixed_traced'])} | "
+        graphs = s.get("graphs") or {}
+        graphs = (f"{graphs.get('original')} → {graphs.get('fixed')}" if graphs.get("original") is not None
+                  else "–")  # older files lack it
+        out.append(f"| {r['row']} | {graphs} | {g(d['original_inductor'])} | {g(d['fixed_traced'])} | "
                    f"{g(d['fixed_inductor'])} | {s['inputs_fixed_within_gap']}/{n} ({s['inputs_fixed_bit_equal']}) | "
                    f"{g(e['eager'])} | {g(e['original_inductor'])} | {g(e['fixed_traced'])} | "
                    f"{g(e['fixed_inductor'])} |")
