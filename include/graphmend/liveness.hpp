@@ -7,6 +7,7 @@
 // not followed.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -16,6 +17,11 @@ namespace graphmend::analysis {
 
 /// True when an identifier node is read (not bound, not an attribute or keyword name).
 bool is_read(const syntax::Node& id);
+
+/// True when `node` binds `name` in a part that starts before byte `before`: an identifier of
+/// that name that is an assignment, loop, `with ... as`, walrus, import or parameter target
+/// (not read, and not an attribute's or keyword argument's name).
+bool binds(const syntax::Node& node, const std::string& name, std::uint32_t before = UINT32_MAX);
 
 /// Names a statement certainly binds when control flows past it: assignment targets
 /// (chained and unpacking ones included), for an if/elif/else with an else the names

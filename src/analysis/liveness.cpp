@@ -30,6 +30,20 @@ bool is_read(const Node& id) {
     return true;
 }
 
+bool binds(const Node& node, const std::string& name, std::uint32_t before) {
+    bool bound = false;
+    syntax::walk(node, [&](const Node& n) {
+        if (bound || n.begin() >= before) return false;
+        if (n.is("identifier") && n.text() == name && !is_read(n)) {
+            const Node p = n.parent();
+            bound = !(p.is("attribute") && p.field("attribute") == n) &&
+                    !(p.is("keyword_argument") && p.field("name") == n);
+        }
+        return !bound;
+    });
+    return bound;
+}
+
 std::set<std::string> assigned_by(const Node& stmt) {
     std::set<std::string> names;
     if (stmt.is("expression_statement")) {

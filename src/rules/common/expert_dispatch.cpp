@@ -616,7 +616,7 @@ bool hit_picks(const Node& loop, const std::string& index, bool row_reads, const
         syntax::walk(st.field("condition"), [&](const Node& n) {
             if (n.is("call") || n.is("lambda") || n.is("named_expression")) plain = false;
             if (n.is("identifier") && !(n.parent().is("attribute") && n.parent().field("attribute") == n) &&
-                text(n) != index && assigned_in(loop, text(n))) {
+                text(n) != index && analysis::binds(loop.field("body"), text(n))) {
                 plain = false;
             }
             return plain;
@@ -639,7 +639,7 @@ bool hit_picks(const Node& loop, const std::string& index, bool row_reads, const
         syntax::walk(x, [&](const Node& n) {
             if (n.is("call") || n.is("lambda") || n.is("named_expression")) ok = false;
             if (n.is("identifier") && !(n.parent().is("attribute") && n.parent().field("attribute") == n) &&
-                (text(n) == index || assigned_in(loop, text(n)))) {
+                (text(n) == index || analysis::binds(loop.field("body"), text(n)))) {
                 ok = false;
             }
             return ok;

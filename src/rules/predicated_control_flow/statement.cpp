@@ -338,12 +338,7 @@ std::uint32_t none_here(const Node& stmt, const std::string& name) {
                 return prev.position().line;
             }
         }
-        bool bound = false;
-        syntax::walk(prev, [&](const Node& n) {
-            if (n.is("identifier") && n.text() == name && !analysis::is_read(n)) bound = true;
-            return !bound;
-        });
-        if (bound) break;
+        if (analysis::binds(prev, name)) break;
     }
     for (Node p = stmt.parent(); p && !p.is("function_definition") && !p.is("lambda"); p = p.parent()) {
         if (!p.is("block") && !p.is("else_clause")) continue;
@@ -355,13 +350,7 @@ std::uint32_t none_here(const Node& stmt, const std::string& name) {
             !(in_else && tests_none(owner.field("condition"), name, false))) {
             continue;
         }
-        bool bound = false;
-        syntax::walk(p, [&](const Node& n) {
-            if (bound || n.begin() >= stmt.begin()) return false;
-            if (n.is("identifier") && n.text() == name && !analysis::is_read(n)) bound = true;
-            return !bound;
-        });
-        return bound ? 0 : owner.position().line;
+        return analysis::binds(p, name, stmt.begin()) ? 0 : owner.position().line;
     }
     return 0;
 }
