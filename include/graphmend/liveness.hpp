@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -18,10 +20,29 @@ namespace graphmend::analysis {
 /// True when an identifier node is read (not bound, not an attribute or keyword name).
 bool is_read(const syntax::Node& id);
 
-/// True when `node` binds `name` in a part that starts before byte `before`: an identifier of
-/// that name that is an assignment, loop, `with ... as`, walrus, import or parameter target
-/// (not read, and not an attribute's or keyword argument's name).
+/// Calls `visit` on every identifier that binds or unbinds a name in `node`, in source order:
+/// targets of assignments (unpacking ones, starred and annotated ones included), augmented
+/// assignments, `for` loops and comprehension clauses, walruses, `with ... as` and
+/// `except ... as`, imports (an alias, else the first part of the dotted name), `del`, match
+/// captures, and the names of nested functions and classes. Nested functions, classes and
+/// lambdas are not entered; `global` and `nonlocal` statements bind nothing here. Targets'
+/// attributes and subscripts (`a.b = ...`, `a[i] = ...`) bind nothing.
+void for_each_binding(const syntax::Node& node, const std::function<void(const syntax::Node&)>& visit);
+
+/// True when `node` binds `name` (see for_each_binding) at an identifier that starts before
+/// byte `before`.
 bool binds(const syntax::Node& node, const std::string& name, std::uint32_t before = UINT32_MAX);
+
+/// For each read of a name in `function`'s body (not inside nested functions, classes,
+/// lambdas or comprehensions), the value of the one plain assignment (`NAME = VALUE`,
+/// `A = NAME = VALUE`, `NAME: T = VALUE`) that reaches it on every path, where there is one:
+/// the read identifier's start byte -> VALUE. A read is left out when any other binding of the
+/// name may reach it: a branch or loop that binds it, a `try` or `with` body that binds it
+/// (an exception may leave it half done), a parameter, or a name some code declares `global`
+/// or `nonlocal`. The value analysis uses it to evaluate a reassigned name by the assignment
+/// before it rather than by the join of all of them (`kv = enc(p); kv = kv.split(2);
+/// return kv` returns a tuple, not a tensor or a tuple).
+std::map<std::uint32_t, syntax::Node> reaching_assignments(const syntax::Node& function);
 
 /// Names a statement certainly binds when control flows past it: assignment targets
 /// (chained and unpacking ones included), for an if/elif/else with an else the names

@@ -8,7 +8,9 @@
 // `.item()` line, not on the test).
 //
 // The analysis is flow-insensitive inside a function (a name's value is the join of
-// every value assigned to it) and interprocedural within a project: a parameter's value
+// every value assigned to it), except that a read reached by exactly one plain assignment
+// on every path takes that assignment's value (liveness.hpp, reaching_assignments); it is
+// interprocedural within a project: a parameter's value
 // is the join of the arguments at every in-scope call site, plus what its annotation or
 // default says; a call of a project function or method, or of a project nn.Module,
 // takes the callee's return value. `forward`'s parameters without annotation or default
@@ -109,6 +111,9 @@ private:
         // the calls, outside nested functions and classes (inside lambdas too).
         std::vector<syntax::Node> bindings;
         std::vector<syntax::Node> calls;
+        // reaching_assignments(fn): a read's start byte -> the value of the one plain
+        // assignment that reaches it. A read found here takes that value, not the name's join.
+        std::map<std::uint32_t, syntax::Node> reaching;
     };
     struct Frame;  // an evaluation in progress
 

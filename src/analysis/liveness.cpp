@@ -30,18 +30,226 @@ bool is_read(const Node& id) {
     return true;
 }
 
+void for_each_binding(const Node& node, const std::function<void(const Node&)>& visit) {
+    auto targets = [&](const Node& target) {
+        syntax::walk(target, [&](const Node& n) {
+            if (n.is("identifier")) visit(n);
+            return !n.is("attribute") && !n.is("subscript");
+        });
+    };
+    syntax::walk(node, [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition")) {
+            if (const Node name = n.field("name")) visit(name);
+            return false;
+        }
+        if (n.is("lambda") || n.is("global_statement") || n.is("nonlocal_statement")) return false;
+        if (n.is("assignment") || n.is("augmented_assignment")) {
+            targets(n.field("left"));
+        } else if (n.is("for_statement") || n.is("for_in_clause")) {
+            targets(n.field("left"));
+        } else if (n.is("named_expression")) {
+            targets(n.field("name"));
+        } else if (n.is("as_pattern_target") || n.is("delete_statement")) {
+            targets(n);
+            return n.is("delete_statement") ? false : true;
+        } else if (n.is("aliased_import")) {
+            if (const Node alias = n.field("alias")) visit(alias);
+            return false;
+        } else if (n.is("import_statement") || n.is("import_from_statement")) {
+            for (const Node& c : n.named_children()) {
+                if (c.is("dotted_name") && !(n.is("import_from_statement") && c == n.field("module_name"))) {
+                    const auto parts = c.named_children();
+                    if (!parts.empty()) visit(parts[0]);
+                }
+            }
+        } else if (n.is("case_pattern")) {
+            // A capture: `case x:`, `case [x, y]:` (a one-part dotted name; `Color.RED` is a value).
+            const auto parts = n.named_children();
+            if (parts.size() == 1 && parts[0].is("dotted_name") && parts[0].named_children().size() == 1) {
+                visit(parts[0].named_children()[0]);
+            }
+        }
+        return true;
+    });
+}
+
 bool binds(const Node& node, const std::string& name, std::uint32_t before) {
     bool bound = false;
-    syntax::walk(node, [&](const Node& n) {
-        if (bound || n.begin() >= before) return false;
-        if (n.is("identifier") && n.text() == name && !is_read(n)) {
-            const Node p = n.parent();
-            bound = !(p.is("attribute") && p.field("attribute") == n) &&
-                    !(p.is("keyword_argument") && p.field("name") == n);
-        }
-        return !bound;
+    for_each_binding(node, [&](const Node& id) {
+        if (!bound && id.begin() < before && id.text() == name) bound = true;
     });
     return bound;
+}
+
+namespace {
+
+// The forward walk of reaching_assignments: `defs` maps each name to the value of the plain
+// assignment that reaches the current point on every path.
+class Reaching {
+public:
+    using Defs = std::map<std::string, Node>;
+
+    Reaching(std::map<std::uint32_t, Node>& out, const Node& function) : out_(out) {
+        // Names declared global or nonlocal anywhere inside (a nested function's `nonlocal x`
+        // rebinds this function's x when it is called).
+        syntax::walk(function, [&](const Node& n) {
+            if (n.is("global_statement") || n.is("nonlocal_statement")) {
+                for (const Node& id : n.named_children()) {
+                    if (id.is("identifier")) banned_.insert(text(id));
+                }
+            }
+            return true;
+        });
+    }
+
+    void block(const Node& b, Defs& defs) {
+        for (const Node& stmt : b.named_children()) statement(stmt, defs);
+    }
+
+private:
+    static bool scope_boundary(const Node& n) {
+        return n.is("lambda") || n.is("function_definition") || n.is("class_definition") ||
+               n.is("list_comprehension") || n.is("set_comprehension") || n.is("dictionary_comprehension") ||
+               n.is("generator_expression") || n.is("decorated_definition");
+    }
+
+    static void kill(const Node& n, Defs& defs) {
+        for_each_binding(n, [&](const Node& id) { defs.erase(text(id)); });
+    }
+
+    // Kills what walruses in `n` bind (they bind before the rest of the statement reads).
+    static void kill_walruses(const Node& n, Defs& defs) {
+        syntax::walk(n, [&](const Node& c) {
+            if (scope_boundary(c)) return false;
+            if (c.is("named_expression")) defs.erase(text(c.field("name")));
+            return true;
+        });
+    }
+
+    void reads(const Node& n, const Defs& defs) {
+        if (defs.empty()) return;
+        std::set<std::uint32_t> targets;
+        for_each_binding(n, [&](const Node& id) { targets.insert(id.begin()); });
+        syntax::walk(n, [&](const Node& c) {
+            if (scope_boundary(c)) return false;
+            if (c.is("identifier") && is_read(c) && !targets.contains(c.begin())) {
+                if (const auto it = defs.find(text(c)); it != defs.end()) out_.emplace(c.begin(), it->second);
+            }
+            return true;
+        });
+    }
+
+    void statement(const Node& s, Defs& defs) {
+        if (s.is("if_statement")) {
+            kill_walruses(s.field("condition"), defs);
+            reads(s.field("condition"), defs);
+            const Defs pre = defs;
+            {
+                Defs d = pre;
+                block(s.field("consequence"), d);
+            }
+            for (const Node& alt : s.children()) {
+                Defs d = pre;
+                if (alt.is("elif_clause")) {
+                    kill_walruses(alt.field("condition"), d);
+                    reads(alt.field("condition"), d);
+                    block(alt.field("consequence"), d);
+                } else if (alt.is("else_clause")) {
+                    block(alt.field("body"), d);
+                }
+            }
+            kill(s, defs);
+        } else if (s.is("for_statement") || s.is("while_statement")) {
+            if (s.is("for_statement")) reads(s.field("right"), defs);
+            kill(s, defs);
+            if (s.is("while_statement")) reads(s.field("condition"), defs);
+            Defs d = defs;
+            block(s.field("body"), d);
+            for (const Node& alt : s.children()) {
+                if (alt.is("else_clause")) {
+                    Defs e = defs;
+                    block(alt.field("body"), e);
+                }
+            }
+        } else if (s.is("try_statement")) {
+            {
+                Defs d = defs;
+                block(s.field("body"), d);
+            }
+            kill(s, defs);
+            for (const Node& c : s.named_children()) {
+                if (c.is("except_clause") || c.is("except_group_clause") || c.is("else_clause") ||
+                    c.is("finally_clause")) {
+                    Defs d = defs;
+                    for (const Node& part : c.named_children()) {
+                        if (part.is("block")) {
+                            block(part, d);
+                        } else {
+                            reads(part, d);
+                        }
+                    }
+                }
+            }
+        } else if (s.is("with_statement")) {
+            for (const Node& c : s.named_children()) {
+                if (c.is("with_clause")) {
+                    kill_walruses(c, defs);
+                    reads(c, defs);
+                    kill(c, defs);
+                }
+            }
+            Defs d = defs;
+            block(s.field("body"), d);
+            kill(s, defs);  // a context manager may swallow an exception half way through the body
+        } else if (s.is("match_statement")) {
+            reads(s.field("subject"), defs);
+            for (const Node& c : s.field("body").named_children()) {
+                if (!c.is("case_clause")) continue;
+                Defs d = defs;
+                kill(c, d);  // captures and guards' walruses (conservatively, before the guard)
+                for (const Node& part : c.named_children()) {
+                    if (part.is("block")) block(part, d);
+                    if (part.is("if_clause")) reads(part, d);
+                }
+            }
+            kill(s, defs);
+        } else if (s.is("expression_statement") || s.is("return_statement") || s.is("raise_statement") ||
+                   s.is("assert_statement") || s.is("delete_statement") || s.is("print_statement") ||
+                   s.is("exec_statement")) {
+            kill_walruses(s, defs);
+            reads(s, defs);
+            kill(s, defs);
+            if (!s.is("expression_statement")) return;
+            for (const Node& e : s.named_children()) {
+                if (!e.is("assignment")) continue;
+                std::vector<Node> lefts;
+                Node right = e;
+                while (right.is("assignment")) {
+                    lefts.push_back(right.field("left"));
+                    right = right.field("right");
+                }
+                if (!right) continue;  // a bare annotation `x: T`
+                for (const Node& l : lefts) {
+                    if (l.is("identifier") && !banned_.contains(text(l))) defs[text(l)] = right;
+                }
+            }
+        } else {
+            kill(s, defs);  // imports, nested definitions, anything else
+        }
+    }
+
+    std::map<std::uint32_t, Node>& out_;
+    std::set<std::string> banned_;
+};
+
+}  // namespace
+
+std::map<std::uint32_t, Node> reaching_assignments(const Node& function) {
+    std::map<std::uint32_t, Node> out;
+    Reaching walk(out, function);
+    Reaching::Defs defs;
+    walk.block(function.field("body"), defs);
+    return out;
 }
 
 std::set<std::string> assigned_by(const Node& stmt) {

@@ -1,6 +1,8 @@
 // The value analysis: see include/graphmend/values.hpp.
 #include "graphmend/values.hpp"
 
+#include "graphmend/liveness.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@ using syntax::Node;
 namespace {
 
 constexpr int kMaxDepth = 24;
+constexpr int kReachingHop = 4;  // the depth one reaching assignment costs: at most 6 hops
 constexpr std::size_t kMaxItems = 8;
 
 std::string text(const Node& n) { return std::string(n.text()); }
@@ -256,6 +259,7 @@ Values::Values(const Project& project) : project_(project) {
                 }
             }
             s.locals = analysis::local_names(fn);
+            s.reaching = analysis::reaching_assignments(fn);
             syntax::walk(fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition")) return false;
                 if (n.is("call")) s.calls.push_back(n);
@@ -640,6 +644,16 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
     }
     if (type == "identifier") {
         const std::string name = text(e);
+        // The one assignment that reaches this read. Each hop spends several levels, so a chain
+        // of reassignments (`x = x + x` ...) stops early and takes the name's join instead.
+        if (f.summary && depth + kReachingHop <= kMaxDepth) {
+            if (const auto it = f.summary->reaching.find(e.begin()); it != f.summary->reaching.end()) {
+                // A value of unknown kind says nothing: the join of the name's other assignments
+                // is kept then (a name reassigned from a tensor is taken to stay one).
+                const Value v = eval_in(f, it->second, depth + kReachingHop);
+                if (v.kinds && !v.only(kUnknown)) return v;
+            }
+        }
         if (f.env) {
             if (const auto it = f.env->find(name); it != f.env->end() && it->second.kinds) return it->second;
         }

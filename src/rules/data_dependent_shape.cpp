@@ -298,6 +298,9 @@ private:
     static void check_mask_index(const Context& ctx, const Node& n, std::vector<Site>& out) {
         const Node index = n.field("subscript");
         if (!index || !ctx.values.eval(ctx.file, n.field("value")).tensor()) return;
+        // A masked store `x[mask] = v` is an index_put_ that Dynamo traces: no break (measured
+        // with torch 2.12.1). Only a read gives a tensor of data-dependent shape.
+        if (const Node p = n.parent(); p.is("assignment") && p.field("left") == n) return;
         // A boolean mask: a comparison or logical op on tensors, or a local assigned one.
         Node mask = index;
         if (mask.is("identifier")) {

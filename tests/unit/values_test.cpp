@@ -219,3 +219,50 @@ class Outer(nn.Module):
                                         "len -> none",               "self.helper -> helper:15"};
     EXPECT_EQ(got, want);
 }
+
+// A name reassigned from a tensor to a tuple (`kv = kv.split(2)`, diffusers' Kolors ChatGLM
+// get_prompt) holds the tuple where it is read: its callers test a tuple, not tensor data.
+TEST(Values, AReadTakesTheAssignmentThatReachesIt) {
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Embedding(4, 8)
+
+    def get_prompt(self, p):
+        kv = self.enc(p)
+        kv = kv.view(2, 4, 2)
+        kv = kv.split(2)
+        return kv  # R1
+
+    def masks(self, x, kv):
+        n = 0
+        if kv:  # T1 a tuple from get_prompt: no data read
+            n = kv[0][0].shape[0]
+        y = x.sum()
+        if y > 0:  # T2 a tensor
+            n = n + 1
+        y = len(kv)
+        if y > 1:  # T3 reassigned to a number
+            n = n + 1
+        z = x.sum()
+        if x.shape[0] > 1:
+            z = 3
+        if z > 0:  # T4 a tensor or a number: both reach
+            n = n + 1
+        return n
+
+    def forward(self, x, p):
+        kv = self.get_prompt(p)
+        return self.masks(x, kv)
+)");
+    const analysis::Value r1 = a.values.eval(0, a.at("R1"));
+    EXPECT_TRUE(r1.only(analysis::kSeq)) << analysis::describe(r1);
+    EXPECT_FALSE(a.data_test("T1"));
+    EXPECT_TRUE(a.data_test("T2"));
+    EXPECT_FALSE(a.data_test("T3"));
+    EXPECT_TRUE(a.data_test("T4"));
+}
