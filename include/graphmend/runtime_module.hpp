@@ -5,7 +5,8 @@
 // src/runtime/*.py in stem order, then src/runtime/module/binding.py, which binds the
 // helpers that need the calling file (print, logging, warnings, checks) to each importing
 // file. A rewritten file imports only the names it uses, with one statement at the place an
-// inline block would go (before a module-level main guard, else at the end):
+// inline block would go (runtime_place: before module-level code that runs the file's own
+// functions at import time, else before a main guard, else at the end):
 // - in a package: `from ..._graphmend_runtime import _graphmend_if  # noqa: E402`, one dot
 //   per package level from the file up to the project's outermost package, plus one;
 // - in a folder project (Hub checkout, folder of scripts): the relative import in a `try`,
@@ -54,6 +55,18 @@ std::optional<ImportForm> form_for(const analysis::SourceFile& file);
 
 /// A module-level `if __name__ == "__main__":`, where helpers must be bound before.
 std::optional<std::uint32_t> main_guard(const syntax::Node& root);
+
+/// Where the runtime goes (its import, or the inline blocks): before the first module-level
+/// statement whose run at import time may reach a rewritten span (`spans`, byte ranges of
+/// `root`'s text): it calls, or applies as a decorator, a function or class of the module that
+/// reaches one, transitively (`TABLE = build()`, a class attribute, a decorator, a default;
+/// calling a class counts all its methods). Else before the main guard, else nullopt (the end
+/// of the file, which keeps every line where it was).
+std::optional<std::uint32_t> runtime_place(const syntax::Node& root,
+                                           const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans);
+
+/// The byte ranges of the calls of runtime helpers (`_graphmend_*`) in a rewritten file.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> runtime_calls(const syntax::Node& root);
 
 /// The edit that makes the file's import of the module name every export the file uses:
 /// the existing import, rewritten in place with the names joined, or a new one before the

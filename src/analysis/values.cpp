@@ -50,7 +50,12 @@ const std::set<std::string_view> kTensorModules{
     "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding", "Identity",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
     "Hardtanh", "Flatten", "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Sequential", "MaxPool1d",
-    "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Upsample", "PReLU"};
+    "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Upsample", "PReLU",
+    // Losses: one tensor whatever the reduction.
+    "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss",
+    "HuberLoss", "KLDivLoss", "CTCLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
+    "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+    "MultiMarginLoss", "MultiLabelMarginLoss"};
 
 Value join_items(const std::vector<Value>& items) {
     Value v;

@@ -75,15 +75,18 @@ std::string runtime_text(const std::string& stem, std::string_view eol, const st
     return out;
 }
 
-edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std::string>& stems) {
+edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std::string>& stems,
+                         const std::vector<edits::Edit>& accepted) {
     const auto& source = file.tree.source();
     const std::string& text = source.text();
     const std::string eol(source.eol());
     std::string block;
     const std::string indent = indent_unit(file);
     for (const auto& stem : stems) block += runtime_text(stem, eol, indent) + eol;
-    if (const auto guard = runtime_module::main_guard(file.tree.root())) {
-        return {*guard, *guard, block + eol + eol};
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+    for (const auto& e : accepted) spans.emplace_back(e.begin, std::max(e.end, e.begin + 1));
+    if (const auto place = runtime_module::runtime_place(file.tree.root(), spans)) {
+        return {*place, *place, block + eol + eol};
     }
     const bool ends_with_newline = !text.empty() && text.back() == '\n';
     const auto end = static_cast<std::uint32_t>(text.size());
@@ -302,7 +305,7 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     }
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
     if (!runtime.empty() && !form) {
-        accepted.push_back(runtime_edit(file, runtime));
+        accepted.push_back(runtime_edit(file, runtime, accepted));
         out.runtime_edit = accepted.back();
     }
 

@@ -138,7 +138,7 @@ std::string import_text(const ImportForm& form, const std::set<std::string>& nam
 edits::Edit new_import(const syntax::Tree& tree, std::string text) {
     const std::string& source = tree.source().text();
     const std::string eol(tree.source().eol());
-    if (const auto guard = main_guard(tree.root())) return {*guard, *guard, text + eol + eol};
+    if (const auto place = runtime_place(tree.root(), runtime_calls(tree.root()))) return {*place, *place, text + eol + eol};
     const bool ends_with_newline = !source.empty() && source.back() == '\n';
     const auto end = static_cast<std::uint32_t>(source.size());
     return {end, end, (ends_with_newline || source.empty() ? "" : eol) + eol + eol + text + eol};
@@ -179,6 +179,103 @@ std::optional<std::uint32_t> main_guard(const Node& root) {
         }
     }
     return std::nullopt;
+}
+
+namespace {
+
+// Which code of a module runs at import time and whether it reaches a rewritten span.
+class ImportTime {
+public:
+    ImportTime(const Node& root, std::vector<std::pair<std::uint32_t, std::uint32_t>> spans) : spans_(std::move(spans)) {
+        std::sort(spans_.begin(), spans_.end());
+        for (const Node& stmt : root.named_children()) {
+            const Node def = stmt.is("decorated_definition") ? stmt.field("definition") : stmt;
+            if (def.is("function_definition") || def.is("class_definition")) defs_[std::string(def.field("name").text())] = def;
+        }
+    }
+
+    // True when running `n` now (a module-level statement) may run a rewritten span: it holds
+    // one, or it calls (or applies as a decorator) a function or class of the module whose
+    // run does. Function bodies and lambdas run later: skipped, but a nested definition's
+    // decorators and defaults run now; with `whole_classes`, a class's methods count as run
+    // (calling a class runs __init__, which may call any of them).
+    bool runs_rewritten(const Node& n, bool whole_classes = false) {
+        bool found = false;
+        syntax::walk(n, [&](const Node& c) {
+            if (found) return false;
+            if (overlaps(c)) {
+                found = true;
+                return false;
+            }
+            if (c.is("lambda")) return false;
+            if (c.is("function_definition") && !(whole_classes && c.parent().parent().is("class_definition"))) {
+                if (const Node params = c.field("parameters")) found = runs_rewritten(params);
+                return false;
+            }
+            if (c.is("call") || c.is("decorator")) {  // `@name` calls name too
+                Node fn = c.is("call") ? c.field("function")
+                                       : (c.named_children().empty() ? Node() : syntax::without_parens(c.named_children()[0]));
+                if (fn.is("call")) fn = fn.field("function");
+                // `NAME(...)`, or `NAME.method(...)` (a class's static or class method); a longer
+                // chain (`Cls.attr.__doc__.format()`) calls something else.
+                if (fn.is("attribute") && fn.field("object").is("identifier")) fn = fn.field("object");
+                if (fn.is("identifier") && reaches(std::string(fn.text()))) found = true;
+            }
+            return !found;
+        });
+        return found;
+    }
+
+private:
+    // True when `n` starts inside a span: code the walk reached (it does not enter function
+    // bodies) that a fix rewrote. A node around a span is not: its parts decide.
+    bool overlaps(const Node& n) const {
+        auto it = std::upper_bound(spans_.begin(), spans_.end(), std::make_pair(n.begin(), UINT32_MAX));
+        return it != spans_.begin() && std::prev(it)->first <= n.begin() && n.begin() < std::prev(it)->second;
+    }
+
+    bool reaches(const std::string& name) {
+        const auto def = defs_.find(name);
+        if (def == defs_.end()) return false;
+        if (const auto known = memo_.find(name); known != memo_.end()) return known->second;
+        memo_[name] = false;  // a recursive call adds nothing
+        const bool r = def->second.is("class_definition") ? runs_rewritten(def->second.field("body"), true)
+                                                          : runs_rewritten(def->second.field("body"));
+        memo_[name] = r;
+        return r;
+    }
+
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans_;
+    std::map<std::string, Node> defs_;
+    std::map<std::string, bool> memo_;
+};
+
+}  // namespace
+
+std::optional<std::uint32_t> runtime_place(const Node& root, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans) {
+    ImportTime import_time(root, spans);
+    const auto guard = main_guard(root);
+    for (const Node& stmt : root.named_children()) {
+        if (guard && stmt.begin() >= *guard) break;
+        if (stmt.is("import_statement") || stmt.is("import_from_statement") || stmt.is("future_import_statement") ||
+            stmt.is("comment")) {
+            continue;
+        }
+        if (import_time.runs_rewritten(stmt)) return stmt.begin();
+    }
+    return guard;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> runtime_calls(const Node& root) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+    syntax::walk(root, [&](const Node& n) {
+        if (n.is("call") && n.field("function").is("identifier") && is_runtime_name(n.field("function").text())) {
+            spans.emplace_back(n.begin(), n.end());
+            return false;
+        }
+        return true;
+    });
+    return spans;
 }
 
 std::optional<ImportForm> form_for(const analysis::SourceFile& file) {

@@ -79,6 +79,16 @@ def _graphmend_predicated_runtime():
                     return True
         return False
 
+    # Which tensors of a value require grad, in order: a select whose branches differ here
+    # would make the taken side's value require grad where the `if` gave a tensor that does
+    # not (or give the untaken side a zero gradient where the `if` left None).
+    def grad_pattern(value):
+        if isinstance(value, Tensor):
+            return (value.requires_grad,)
+        if type(value) is tuple:
+            return tuple(f for v in value for f in grad_pattern(v))
+        return ()
+
     def clone(value):
         if isinstance(value, Tensor):
             return value.clone()
@@ -107,7 +117,7 @@ def _graphmend_predicated_runtime():
             a = if_true()
             b = if_false()
             needs_grad = requires_grad(a) or requires_grad(b)
-            if grad_safe or not needs_grad:
+            if (grad_safe or not needs_grad) and grad_pattern(a) == grad_pattern(b):
                 p = as_bool(pred)
                 value = select(p, a, b)
                 if value is not no_select:
@@ -132,7 +142,7 @@ def _graphmend_predicated_runtime():
         if traced_tensor(a):
             b = b()
             if value:
-                if same_layout(a, b):
+                if same_layout(a, b) and a.requires_grad == b.requires_grad:
                     return torch.where(as_bool(a), b, a)
                 return b if a else a
             if not isinstance(b, Tensor):
@@ -144,7 +154,7 @@ def _graphmend_predicated_runtime():
         if traced_tensor(a):
             b = b()
             if value:
-                if same_layout(a, b):
+                if same_layout(a, b) and a.requires_grad == b.requires_grad:
                     return torch.where(as_bool(a), a, b)
                 return a if a else b
             if not isinstance(b, Tensor):
@@ -175,9 +185,12 @@ def _graphmend_predicated_runtime():
             return t.to(torch.float64)
         if kind == "item" and t.dtype == torch.bool:
             return t
+        # An int as a float64 tensor: exact below 2**53, and like a Python int where it meets a
+        # Python float (`hits / 7`, `hits * 0.5`, `hits > 2.5`), which an int64 tensor would
+        # take in float32 (the default dtype). Bitwise operators are refused by the rule.
         if t.is_floating_point():
-            return t.to(torch.float64).trunc().to(torch.int64)
-        return t.to(torch.int64)
+            return t.to(torch.float64).trunc()
+        return t.to(torch.float64)
 
     # torch.equal(a, b) in a test: traced, a tensor (False at once when the shapes differ).
     def equal(a, b):

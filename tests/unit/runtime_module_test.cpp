@@ -145,6 +145,55 @@ TEST(RuntimeModule, ImportGoesBeforeTheMainGuard) {
               syntax::count_newlines(kPrint) + 2);
 }
 
+// A rewritten function called while the module is imported (`TABLE = check(...)`) needs the
+// helpers bound before that statement: the import (or the inline block) goes there.
+TEST(RuntimeModule, ImportGoesBeforeModuleCodeThatRunsTheFilesFunctions) {
+    const std::string source =
+        "import torch\n"
+        "from torch import nn\n"
+        "\n"
+        "\n"
+        "def check(t):\n"
+        "    print(\"checked\", t.sum())\n"
+        "    return t\n"
+        "\n"
+        "\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check(x)\n"
+        "\n"
+        "\n"
+        "LIMIT = 3\n"
+        "TABLE = check(torch.ones(3))\n";
+    const auto out = fix_module(temp_folder("import_time") / "m.py", source);
+    const auto import_at = out.fixed.find("from _graphmend_runtime import _graphmend_print");
+    ASSERT_NE(import_at, std::string::npos) << out.fixed;
+    EXPECT_LT(out.fixed.find("LIMIT = 3"), import_at);
+    EXPECT_LT(import_at, out.fixed.find("TABLE = check("));
+    for (const std::string& body : {std::string("class C:\n    T = check(torch.ones(1))\n"),
+                                    std::string("@check\ndef f():\n    pass\n"),
+                                    std::string("def f(t=check(torch.ones(1))):\n    return t\n")}) {
+        const std::string text = "import torch\n\n\ndef check(t):\n    print(t.sum())\n    return t\n\n\n" + body;
+        const syntax::Tree tree = syntax::Tree::parse(text);
+        const auto print = static_cast<std::uint32_t>(text.find("print"));
+        const auto place = runtime_module::runtime_place(tree.root(), {{print, print + 5}});
+        ASSERT_TRUE(place.has_value()) << body;
+        EXPECT_EQ(*place, text.find(body)) << body;
+    }
+    // Calls made later (in a function, a lambda): the end, as before.
+    const std::string later = "import torch\n\n\ndef check(t):\n    print(t.sum())\n    return t\n\n\n"
+                              "def g():\n    return check(torch.ones(1))\n\n\nh = lambda: check(1)\nZ = torch.ones(2)\n";
+    const auto print = static_cast<std::uint32_t>(later.find("print"));
+    EXPECT_FALSE(runtime_module::runtime_place(syntax::Tree::parse(later).root(), {{print, print + 5}}).has_value());
+    // A decorator or a class the module calls at import time whose run reaches nothing rewritten.
+    const std::string other = "import torch\n\n\ndef check(t):\n    print(t.sum())\n    return t\n\n\n"
+                              "def deco(f):\n    def wrapper(x):\n        return check(f(x))\n    return wrapper\n\n\n"
+                              "class Acts:\n    def __init__(self):\n        self.n = 1\n\n\n"
+                              "@deco\ndef g(x):\n    return x\n\n\nACTS = Acts()\n";
+    const auto at = static_cast<std::uint32_t>(other.find("print"));
+    EXPECT_FALSE(runtime_module::runtime_place(syntax::Tree::parse(other).root(), {{at, at + 5}}).has_value());
+}
+
 TEST(RuntimeModule, PackageScriptWithoutRelativeImportsKeepsTheInlineBlock) {
     const fs::path root = package("script");
     const std::string guard = "\n\nif __name__ == \"__main__\":\n    Model()(torch.ones(2))\n";

@@ -96,6 +96,35 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
                                       name, where, right.text().substr(0, 60));
             return out;
         }
+        // Traced, an int read is a float64 tensor (see _graphmend_scalar): no bitwise operators.
+        auto bitwise_operand = [](const Node& n) {
+            Node c = n;
+            Node p = n.parent();
+            while (p.is("parenthesized_expression")) {
+                c = p;
+                p = p.parent();
+            }
+            if (p.is("unary_operator") && p.field("operator").text() == "~") return true;
+            if (!p.is("binary_operator") && !p.is("augmented_assignment")) return false;
+            const std::string_view op = p.field("operator").text();
+            return op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>" || op == "&=" || op == "|=" ||
+                   op == "^=" || op == "<<=" || op == ">>=";
+        };
+        std::vector<Node> uses = reads;
+        syntax::walk(right, [&](const Node& n) {
+            if (n.is("lambda")) return false;
+            if (const auto read = scalar_read(ctx, n); read && read->kind != "tolist") uses.push_back(n);
+            return true;
+        });
+        for (const Node& u : uses) {
+            if (bitwise_operand(u)) {
+                out.refused = fmt::format("`{}` is an operand of a bitwise operator at line {}: traced, the read of "
+                                          "tensor data would stay a float64 tensor (it keeps Python's int and float "
+                                          "arithmetic), which has none",
+                                          name, u.position().line);
+                return out;
+            }
+        }
         for (const Node& r : reads) {
             if (!inside_any(r, tests)) {
                 out.refused = fmt::format("`{}` holds `{}`{} (a graph break, GB0124) and is also used at line {}, "

@@ -7,6 +7,7 @@
 //   branches.cpp   a branch's statements as the Statements a lambda evaluates (Checker::convert)
 //   purity.cpp     which calls and expressions a branch may evaluate when not taken
 //   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
+//   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
 #pragma once
 
 #include <fmt/format.h>
@@ -36,6 +37,34 @@ std::string plain_name(const Node& n);
 
 /// True for True / False / None and number and string literals.
 bool is_literal(const Node& n);
+
+// --- statement.cpp (besides site_for)
+/// True when the text shows that `a` and `b` have one layout (shape, dtype and device; see
+/// layout_source in statement.cpp): the select is taken whenever the test is a tensor.
+bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b);
+/// How the values of `a` and `b` provably differ in kind ("None against a tensor", "a Python
+/// number against a tensor", tuples of other lengths), or "": no select can choose between them.
+std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b);
+
+// --- aliasing.cpp
+/// True when `value` may evaluate to an existing tensor or a view of one: a name, an
+/// attribute, an item, a call of a conversion or view method (`.to`, `.view`, `.detach`, ...),
+/// or a call whose result is not known (a project function, `self.layer(x)`: nn.Identity and
+/// dropout in eval return their input).
+bool may_alias(const Node& value);
+/// How `def` changes a tensor that one of `names` holds after `site` runs (below it, or in a
+/// loop around it), or "": an in-place
+/// method (`NAME.add_()`), a store into it (`NAME[...] = `, `NAME.attr = `), an augmented
+/// assignment (in place on a tensor), `out=NAME`, or keeping it in the module
+/// (`self.X = NAME`, register_buffer, setattr). Rebinding between is not followed.
+std::string mutated_elsewhere(const Node& def, const Node& site, const std::set<std::string>& names);
+/// Why a select at `site` must not replace the `if`, or "": the original hands out a branch's
+/// own object where a select makes a new tensor, and the code can tell. That is when a branch
+/// value may alias (may_alias over `values`, or `keeps_old`: a path leaves a target as it
+/// was) and either the result is stored into `store` (an attribute or item target; invalid
+/// for none) or `names`, the select's targets, are changed in place elsewhere in `def`.
+std::string alias_refusal(const Node& def, const Node& site, const std::vector<Node>& values, bool keeps_old,
+                          const std::set<std::string>& names, const Node& store);
 
 /// One statement of a branch, as the branch's lambda evaluates it.
 struct Statement {

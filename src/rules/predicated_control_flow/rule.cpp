@@ -274,6 +274,24 @@ public:
             site.reason = "a branch is a Python constant: a select cannot choose it without making it a tensor";
             return site;
         }
+        if (auto clash = value_kind_clash(ctx, parts[0], parts[2]); !clash.empty()) {
+            site.reason = "the branches have values of different kinds (" + clash + "): no select can express that";
+            return site;
+        }
+        // Where the value goes: an attribute or item (module state), or a name.
+        Node target;
+        for (Node c = expr, p = expr.parent(); p; c = p, p = p.parent()) {
+            if (p.is("parenthesized_expression")) continue;
+            if (p.is("assignment") && p.field("right") == c) target = p.field("left");
+            break;
+        }
+        std::set<std::string> names;
+        if (target.is("identifier")) names.insert(std::string(target.text()));
+        const Node store = target.is("attribute") || target.is("subscript") ? target : Node();
+        if (auto why = alias_refusal(def, expr, {parts[0], parts[2]}, false, names, store); !why.empty()) {
+            site.reason = why;
+            return site;
+        }
         for (const Node& part : parts) {
             const bool branch = !(part == parts[1]);  // parts[0] and parts[2] are the branches
             if (auto why = branch ? checker.branch_impurity(part) : checker.impurity(part); !why.empty()) {
@@ -285,12 +303,21 @@ public:
                 return site;
             }
         }
+        // Names one branch reads and the other does not: the select is not taken while they
+        // may carry gradients (the untaken side would get zeros where the `if` left None).
+        std::vector<Branch> branches{{parts[1], {Statement{Statement::Assign, "", parts[0]}}},
+                                     {Node(), {Statement{Statement::Assign, "", parts[2]}}}};
+        const std::string only = one_sided_reads(ctx, scope, branches, {{parts[0]}, {parts[2]}}, {});
         const std::string replacement =
-            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{})", predicate(parts[1]),
+            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{}{})", predicate(parts[1]),
                         parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
-                        checker.costly() ? ", costly=True" : "");
+                        checker.costly() ? ", costly=True" : "", only);
         site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "selected with torch.where";
+        if (!layouts_shown_equal(ctx, parts[0], parts[2])) {
+            site.detail += "; only where the branches' values agree at run time (tensors of one shape, dtype and "
+                           "device), which the code does not show: elsewhere the expression keeps its graph break";
+        }
         return site;
     }
 };

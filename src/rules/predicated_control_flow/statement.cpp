@@ -302,6 +302,28 @@ std::string find_live(const Scope& scope, Plan& plan) {
     return "";
 }
 
+// A live name whose select would be a new tensor where the `if` left the branch's own (a
+// name, a view, a conversion to what it is), when the function then changes it in place.
+std::string aliased_live(const Node& stmt, const Node& def, const Plan& plan) {
+    if (plan.all_return || plan.live.empty()) return "";
+    std::vector<Node> values;
+    bool keeps_old = !plan.has_else;
+    for (const auto& b : plan.branches) {
+        for (const auto& name : plan.live) {
+            const Statement* last = nullptr;
+            for (const auto& st : b.body) {
+                if (st.kind == Statement::Assign && st.name == name) last = &st;
+            }
+            if (last == nullptr) {
+                keeps_old = true;
+            } else if (last->value) {
+                values.push_back(last->value);
+            }
+        }
+    }
+    return alias_refusal(def, stmt, values, keeps_old, {plan.live.begin(), plan.live.end()}, Node());
+}
+
 // `cond` tests `name is None` (`is_none`) or `name is not None`, alone or as a conjunct of an
 // `and` (`is_none`) / a disjunct of an `or` (not `is_none`).
 bool tests_none(const Node& cond, const std::string& name, bool is_none) {
@@ -696,6 +718,22 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
 
 }  // namespace
 
+bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b) {
+    const std::string la = layout_source(ctx, a, nullptr, 0);
+    return !la.empty() && la == layout_source(ctx, b, nullptr, 0);
+}
+
+std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b) {
+    const analysis::Value va = ctx.values.eval(ctx.file, a);
+    const analysis::Value vb = ctx.values.eval(ctx.file, b);
+    if (auto clash = kind_clash(va, vb); !clash.empty()) return clash;
+    constexpr std::uint16_t python = analysis::kNumber | analysis::kBool | analysis::kNone | analysis::kStr;
+    if ((va.only(python) && vb.tensor()) || (vb.only(python) && va.tensor())) {
+        return fmt::format("a Python {} against a tensor", analysis::describe(va.only(python) ? va : vb));
+    }
+    return "";
+}
+
 Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
     Site site = new_site(stmt, stmt.field("condition").text());
     Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
@@ -719,6 +757,7 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
         [&] { return check_returns(ctx, plan); },
         [&] { return take_updates(plan); },
         [&] { return find_live(scope, plan); },
+        [&] { return aliased_live(stmt, def, plan); },
         [&] { return none_on_a_path(stmt, plan); },
         [&] { return gate_checks(stmt, plan); },
     };

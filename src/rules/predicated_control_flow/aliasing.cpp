@@ -1,0 +1,124 @@
+// GM201: when a select would hand out a new tensor where the `if` handed out an existing one,
+// and the code can tell the difference (see predicated_control_flow.hpp, alias_refusal).
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "predicated_control_flow.hpp"
+
+namespace graphmend::rules::control_flow {
+
+namespace {
+
+// Tensor methods (and torch.* functions) whose result may be their input itself or a view
+// of it: a conversion to what it already is (`.to`, `.float`, `.contiguous`), a view
+// (`.view`, `.reshape`, `.transpose`, ...), `.detach`.
+const std::set<std::string_view> kMayAlias{
+    "to",        "type",       "type_as",   "float",     "double",   "half",     "bfloat16", "int",
+    "long",      "short",      "bool",      "byte",      "char",     "contiguous", "cpu",    "cuda",
+    "view",      "view_as",    "reshape",   "reshape_as", "expand",  "expand_as", "t",       "transpose",
+    "permute",   "squeeze",    "unsqueeze", "flatten",   "unflatten", "movedim", "moveaxis", "swapaxes",
+    "swapdims",  "detach",     "narrow",    "select",    "diagonal", "as_strided", "unfold", "split",
+    "chunk",     "unbind",     "tensor_split", "hsplit", "vsplit",   "real",     "imag",     "requires_grad_",
+    "view_as_real", "view_as_complex", "align_as", "rename", "refine_names", "coalesce", "pin_memory"};
+
+}  // namespace
+
+bool may_alias(const Node& value) {
+    const Node e = syntax::without_parens(value);
+    if (!e) return false;
+    if (e.is("identifier") || e.is("attribute") || e.is("subscript")) return true;
+    if (e.is("conditional_expression") || e.is("boolean_operator")) {
+        for (const Node& part : e.named_children()) {
+            if (may_alias(part)) return true;
+        }
+        return false;
+    }
+    if (e.is("call")) {
+        const Node fn = e.field("function");
+        if (!fn.is("attribute")) return true;  // a function or a module of the project: not known
+        const std::string_view method = fn.field("attribute").text();
+        if (kMayAlias.contains(method)) return true;
+        const Node obj = syntax::without_parens(fn.field("object"));
+        // `self.layer(x)`: a submodule may return its input (nn.Identity, dropout in eval).
+        if (obj.is("identifier") && obj.text() == "self") return true;
+        return false;
+    }
+    return false;  // operators, literals, comprehensions, lambdas: a new object
+}
+
+std::string mutated_elsewhere(const Node& def, const Node& site, const std::set<std::string>& names) {
+    std::string found;
+    auto is_name = [&](const Node& n) {
+        const Node e = syntax::without_parens(n);
+        return e.is("identifier") && names.contains(std::string(e.text()));
+    };
+    // Code that runs after the select: below it, or anywhere in a loop around it.
+    Node loop;
+    for (Node p = site.parent(); p && !(p == def); p = p.parent()) {
+        if (p.is("for_statement") || p.is("while_statement")) loop = p;
+    }
+    auto runs_after = [&](const Node& n) {
+        return n.begin() >= site.end() || (loop && loop.begin() <= n.begin() && n.end() <= loop.end());
+    };
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (!found.empty() || n == site) return false;
+        if (n.is("function_definition") || n.is("class_definition")) return false;
+        if (!runs_after(n) && n.end() <= site.begin()) return false;
+        if (!runs_after(n)) return true;  // around the site or before it: look inside
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            if (fn.is("attribute") && is_name(fn.field("object"))) {
+                const std::string_view m = fn.field("attribute").text();
+                if (m.ends_with("_") && !m.starts_with("__")) found = fmt::format("`{}` changes it in place", n.text());
+            }
+            for (const Node& a : n.field("arguments").named_children()) {
+                if (a.is("keyword_argument") && a.field("name").text() == "out" && is_name(a.field("value"))) {
+                    found = fmt::format("`{}` writes into it", n.text());
+                }
+            }
+            // Kept by the module: `self.register_buffer("NAME", X)`, `setattr(obj, "NAME", X)`.
+            if (found.empty() && (fn.text().ends_with("register_buffer") || fn.text() == "setattr")) {
+                for (const Node& a : n.field("arguments").named_children()) {
+                    if (is_name(a)) found = fmt::format("`{}` keeps it in the module", n.text());
+                }
+            }
+        } else if (n.is("assignment") || n.is("augmented_assignment")) {
+            const Node left = n.field("left");
+            if ((left.is("subscript") || left.is("attribute")) && is_name(left.field(left.is("subscript") ? "value" : "object"))) {
+                found = fmt::format("`{}` writes into it", syntax::without_parens(left).text());
+            } else if (n.is("augmented_assignment") && is_name(left)) {
+                found = fmt::format("`{}` updates a tensor in place", n.text());
+            } else if ((left.is("attribute") || left.is("subscript")) && is_name(n.field("right"))) {
+                found = fmt::format("`{}` keeps it", n.text());
+            }
+        }
+        return found.empty();
+    });
+    if (found.size() > 90) found = found.substr(0, 87) + "...`";
+    return found;
+}
+
+std::string alias_refusal(const Node& def, const Node& site, const std::vector<Node>& values, bool keeps_old,
+                          const std::set<std::string>& names, const Node& store) {
+    bool aliases = keeps_old;
+    for (const Node& v : values) aliases = aliases || may_alias(v);
+    if (!aliases) return "";
+    if (store) {
+        return fmt::format("the value is stored in `{}`: the original stores the branch's own tensor there (an "
+                           "existing tensor or a view of one), a select a new tensor, so identity and aliasing "
+                           "would differ",
+                           store.text());
+    }
+    if (names.empty()) return "";
+    const std::string how = mutated_elsewhere(def, site, names);
+    if (how.empty()) return "";
+    return fmt::format("a branch's value may be an existing tensor or a view of one, and {} after the select: the "
+                       "original changes that tensor, a select a new one",
+                       how);
+}
+
+}  // namespace graphmend::rules::control_flow
