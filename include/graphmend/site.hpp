@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "graphmend/rule.hpp"
@@ -31,16 +35,41 @@ std::string indent_of(const syntax::Node& node);
 /// until it has as many as the statement, so that code below keeps its line numbers.
 std::string keeping_lines(const syntax::Node& stmt, std::string replacement);
 
+/// What a test is while Dynamo traces, when its first operand settles it: true for a call
+/// of `is_compiling()` (torch.compiler's, torch._dynamo's, transformers'
+/// `is_torchdynamo_compiling`, `is_dynamo_compiling`: by name, without arguments), false for
+/// `torch.jit.is_scripting()`, through `not`, parentheses, and `and`/`or` whose left operand
+/// settles them (`not is_compiling() and x.any()` is false: `x.any()` never runs). nullopt
+/// otherwise.
+std::optional<bool> value_when_traced(const syntax::Node& test);
+
+/// The parts of an `if` statement that Dynamo never traces, by its test (value_when_traced):
+/// the test and the consequence when it is false, the test and every elif/else clause when
+/// it is true. Empty for any other node.
+std::vector<syntax::Node> untraced_parts(const syntax::Node& if_statement);
+
 /// Calls `visit(node, def)` on every node of the file's in-scope functions, in each
 /// function's source order, with `def` the innermost function_definition around the node
 /// (lambdas count as part of it); `visit` returns false to skip a node's children. A rule
 /// walks this instead of the whole tree: no parent chain is climbed per node, and code
-/// outside the compiled scope is never visited.
+/// outside the compiled scope is never visited, nor code Dynamo never traces (the branch of
+/// `if not torch.compiler.is_compiling():`, see untraced_parts; such an `if` itself is not
+/// visited, its traced parts are).
 template <typename Visit>
 void for_each_in_scope(const Context& ctx, Visit&& visit) {
     for (const syntax::Node& def : ctx.project.scope_of(ctx.file)) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> skipped;  // untraced parts, by range
         syntax::walk(def, [&](const syntax::Node& n) {
             if (n.is("function_definition") && !(n == def)) return false;  // its own entry, if in scope
+            for (const auto& [b, e] : skipped) {
+                if (n.begin() == b && n.end() == e) return false;
+            }
+            if (n.is("if_statement")) {
+                if (auto parts = untraced_parts(n); !parts.empty()) {
+                    for (const auto& p : parts) skipped.emplace_back(p.begin(), p.end());
+                    return true;  // not visited itself; its traced parts are
+                }
+            }
             return visit(n, def);
         });
     }

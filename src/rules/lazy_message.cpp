@@ -153,6 +153,19 @@ std::string deferred_container(const Node& n) {
 }
 
 std::optional<std::string> rewrite(const Node& expr) {
+    // `(f"...")`, a message in parentheses (speechbrain's asserts): the message inside.
+    if (expr.is("parenthesized_expression")) {
+        std::vector<Node> inner;
+        for (const Node& c : expr.named_children()) {
+            if (!c.is("comment")) inner.push_back(c);
+        }
+        // Comments inside are left out: the statement's rewrite puts its comments on lines of
+        // their own (keeping_lines).
+        if (inner.size() != 1) return std::nullopt;
+        auto out = rewrite(inner[0]);
+        if (!out) return out;
+        return "(" + *out + ")";
+    }
     if (holds_fstring(expr)) {
         std::string tmpl;
         std::vector<std::string> args;

@@ -145,7 +145,17 @@ private:
                 if (c.is("interpolation")) constant_message = false;
             }
         }
-        if (constant_message) site.graph_break.clear();
+        // Python's own `and`/`or`/`not` on a tensor in the test take its truth value: that breaks
+        // (GB0170), message or not (measured: `assert (x.min() >= 0) and (x.max() < n), "..."`
+        // and `assert not torch.isnan(x).any(), "..."` each make 2 graphs with torch 2.12.1).
+        bool python_logic = false;
+        syntax::walk(test, [&](const Node& c) {
+            if (c.is("call") || c.is("lambda") || python_logic) return false;
+            if (c.is("boolean_operator") || c.is("not_operator")) python_logic = true;
+            return !python_logic;
+        });
+        if (constant_message && python_logic) site.graph_break = "GB0170";
+        if (constant_message && !python_logic) site.graph_break.clear();
 
         for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
             if (p.is("try_statement")) {
