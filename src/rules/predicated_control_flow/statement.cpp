@@ -623,6 +623,7 @@ std::string unshown_layout(const Context& ctx, const Plan& plan) {
         }
         return "";
     }
+    std::vector<std::string> names;
     for (const auto& name : plan.live) {
         std::optional<std::string> common;
         bool unshown = false;
@@ -642,9 +643,9 @@ std::string unshown_layout(const Context& ctx, const Plan& plan) {
             }
         }
         if (!plan.has_else) meet(name);
-        if (unshown) return fmt::format("`{}`", name);
+        if (unshown) names.push_back(fmt::format("`{}`", name));
     }
-    return "";
+    return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // The call: built from the last branch backwards, elif chains nesting in the false lambda;
