@@ -66,6 +66,8 @@ struct ClassInfo {
 /// What a module binds at module level (including inside module-level if/try/with blocks).
 struct ModuleIndex {
     std::vector<Import> imports;
+    /// `from M import *`: module and level (local and name empty), in order.
+    std::vector<Import> star_imports;
     std::map<std::string, ClassInfo> classes;
     std::map<std::string, syntax::Node> functions;  // module-level function_definition
     std::set<std::string> loggers;   // names bound to logging.getLogger(...) / get_logger(...)
@@ -187,6 +189,8 @@ private:
     [[nodiscard]] Symbol resolve_expr(std::size_t file, const syntax::Node& expr) const;
     [[nodiscard]] Symbol resolve_in_module(const std::string& ns, const std::string& module, const std::string& name,
                                            int depth) const;
+    /// `name` through the star imports of `file` (`from .conv import *`) of modules among the inputs.
+    [[nodiscard]] Symbol resolve_star(std::size_t file, const std::string& name, int depth) const;
     [[nodiscard]] std::optional<std::size_t> find_module(const std::string& ns, const std::string& dotted) const;
     [[nodiscard]] const std::string& namespace_of(std::size_t file) const;
     [[nodiscard]] syntax::Node local_def(const syntax::Node& at, const std::string& name) const;

@@ -40,7 +40,9 @@ void add_import_from(const Node& stmt, ModuleIndex& index) {
     }
     for (const Node& c : stmt.named_children()) {
         if (c == mod) continue;
-        if (c.is("dotted_name")) {
+        if (c.is("wildcard_import")) {
+            index.star_imports.push_back({"", module, "", level});
+        } else if (c.is("dotted_name")) {
             index.imports.push_back({dotted(c), module, dotted(c), level});
         } else if (c.is("aliased_import")) {
             index.imports.push_back({dotted(c.field("alias")), module, dotted(c.field("name")), level});

@@ -174,9 +174,24 @@ Project::Symbol Project::resolve_in_module(const std::string& ns, const std::str
         if (idx.classes.contains(name)) return {Symbol::Class, *mod, name};
         if (idx.functions.contains(name)) return {Symbol::Function, *mod, name};
         if (idx.find_import(name) != nullptr) return resolve_name(*mod, name, depth + 1);
-        return {};
+        return resolve_star(*mod, name, depth + 1);
     }
     return {Symbol::External, 0, module + "." + name};
+}
+
+Project::Symbol Project::resolve_star(std::size_t file, const std::string& name, int depth) const {
+    // `from .conv import *` re-exports the public names of a module among the inputs
+    // (torch_geometric.nn re-exports MessagePassing so). A star import of a module outside
+    // the inputs says nothing known about `name`.
+    if (depth > kMaxDepth || name.starts_with("_")) return {};
+    const auto& stars = files_[file].index.star_imports;
+    for (auto it = stars.rbegin(); it != stars.rend(); ++it) {
+        const std::string module = absolute_module(file, *it);
+        const auto mod = find_module(namespace_of(file), module);
+        if (!mod || *mod == file) continue;
+        if (Symbol s = resolve_in_module(namespace_of(file), module, name, depth + 1); s.kind != Symbol::None) return s;
+    }
+    return {};
 }
 
 Project::Symbol Project::resolve_name(std::size_t file, const std::string& name, int depth) const {
@@ -185,7 +200,7 @@ Project::Symbol Project::resolve_name(std::size_t file, const std::string& name,
     if (idx.classes.contains(name)) return {Symbol::Class, file, name};
     if (idx.functions.contains(name)) return {Symbol::Function, file, name};
     const Import* imp = idx.find_import(name);
-    if (imp == nullptr) return {};
+    if (imp == nullptr) return resolve_star(file, name, depth + 1);
     const std::string module = absolute_module(file, *imp);
     if (imp->name.empty()) {
         if (const auto m = find_module(namespace_of(file), module)) return {Symbol::Module, *m, ""};

@@ -299,6 +299,27 @@ TEST(Isolation, PackagesStayVisibleFromCheckouts) {
               std::vector<std::string>{"5:9 GM101 fixed"});
 }
 
+// torch_geometric's form: `from pkg.nn import MessagePassing`, where pkg/nn/__init__.py holds
+// `from .conv import *` and conv/__init__.py imports the class: a star re-export resolves.
+TEST(Isolation, StarReExportsResolveToTheClass) {
+    const fs::path root = temp_folder("star-reexport");
+    write(root / "pkg/__init__.py", "");
+    write(root / "pkg/nn/__init__.py", "from .conv import *  # noqa\n");
+    write(root / "pkg/nn/conv/__init__.py", "from .base import MessagePassing\n");
+    write(root / "pkg/nn/conv/base.py", "from torch import nn\n\nclass MessagePassing(nn.Module):\n    pass\n");
+    write(root / "pkg/models/visnet.py",
+          "from pkg.nn import MessagePassing\n\nclass Embedding(MessagePassing):\n    def forward(self, x):\n"
+          "        print(x.sum())\n        return x\n");
+    write(root / "pkg/models/star.py",
+          "from pkg.nn import *\n\nclass Embedding(MessagePassing):\n    def forward(self, x):\n"
+          "        print(x.sum())\n        return x\n");
+    const Sites sites = sites_of(fix_files(read_inputs({(root / "pkg").string()}), FixOptions{}));
+    EXPECT_EQ(sites.at(fs::weakly_canonical(root / "pkg/models/visnet.py").string()),
+              std::vector<std::string>{"5:9 GM101 fixed"});
+    EXPECT_EQ(sites.at(fs::weakly_canonical(root / "pkg/models/star.py").string()),
+              std::vector<std::string>{"5:9 GM101 fixed"});
+}
+
 // --- torch.compile entry points and disabled functions ---------------------------------------------
 
 const std::string kCompiled = R"(import torch
