@@ -410,6 +410,20 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
             out.origin[j] = SiteOrigin::FixedLater;
             merged = true;
         }
+        // A site kept as written inside another rewrite that moved it to another line (an
+        // early return's rest, taken into the select's lambda): the refusal with its text.
+        for (std::size_t j = 0; j < out.sites.size() && !merged; ++j) {
+            rules::Site& old = out.sites[j];
+            if (out.applied[j] || !old.retry || old.code != site.code || old.what != site.what) continue;
+            old.fix = std::move(site.fix);
+            old.detail = site.detail;
+            old.reason.clear();
+            old.retry = false;
+            old.graph_break = site.graph_break;
+            out.applied[j] = true;
+            out.origin[j] = SiteOrigin::FixedLater;
+            merged = true;
+        }
         if (!merged) {
             out.sites.push_back(std::move(site));
             out.applied.push_back(true);
