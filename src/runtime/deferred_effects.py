@@ -66,7 +66,24 @@ def _graphmend_runtime():
         return apply_lazy(op, args)
 
     # --- trace time: describe the arguments; tensors go to the op, the rest is a constant
+    # A number may be a symbolic size (dynamic shapes), which is no constant and which Dynamo
+    # shows as an int: every int, float and bool travels as a 0-d tensor and is that Python
+    # type again when the message is made; torch.Size stays a Size.
+    number_kinds = {bool: ("bool", torch.bool), int: ("int", torch.int64), float: ("float", torch.float64)}
+
     def describe(obj, tensors):
+        kind = number_kinds.get(type(obj))
+        if kind is not None and not (kind[0] == "int" and not -2**63 <= obj < 2**63):
+            tensors.append(torch.scalar_tensor(obj, dtype=kind[1]))
+            return ("S", kind[0], len(tensors) - 1)
+        if isinstance(obj, torch.Size):
+            parts = []
+            for a in obj:
+                d = describe(a, tensors)
+                if d is None:
+                    return None
+                parts.append(d)
+            return ("Size", tuple(parts))
         if isinstance(obj, torch.Tensor):
             if obj.requires_grad:
                 return None  # its text would lose grad_fn: keep the original call
@@ -141,6 +158,10 @@ def _graphmend_runtime():
             return apply_lazy(d[1], [build(p, tensors) for p in d[2]])
         if tag == "stream":
             return getattr(sys, d[1])
+        if tag == "S":
+            return {"int": int, "float": float, "bool": bool}[d[1]](tensors[d[2]].item())
+        if tag == "Size":
+            return torch.Size([build(p, tensors) for p in d[1]])
         parts = [build(p, tensors) for p in d[1]]
         return tuple(parts) if tag == "tuple" else parts
 

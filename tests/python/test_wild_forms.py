@@ -5,6 +5,8 @@ each run eagerly and compiled (Dynamo's eager backend), give the same outputs, g
 The forms come from libraries graphmend was not shown (torchmetrics, kornia, speechbrain,
 monai); each of these differed before it was fixed or refused.
 """
+import logging
+
 import pytest
 import torch
 
@@ -97,3 +99,44 @@ def test_an_int_read_meets_a_python_float_as_python_does(modules, positive, doub
     for module, compiled in arms(modules):
         _, out = call(module, "Ratio", compiled, x)
         assert torch.equal(out, x * 2 if doubled else x), (module.__name__, compiled, positive)
+
+
+SIZES_MODEL = '''import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger("wild_sizes")
+
+
+class GN(nn.Module):
+    def forward(self, x):
+        logger.info(f"input size: {x.size()}")
+        out = x * 2
+        logger.info("last dim %d, sum %s", out.shape[-1], out.sum())
+        return out
+'''
+
+
+def test_messages_with_symbolic_sizes(tmp_path, caplog):
+    """monai's MAISI autoencoder logs `input.size()`: under dynamic shapes the sizes are
+    symbolic, and the deferred message carries them to the graph's run (1 graph, no break)."""
+    require_graphmend()
+    original = tmp_path / "sizes.py"
+    original.write_text(SIZES_MODEL)
+    fixed = fix_copy(original, tmp_path, "--isolated", "--runtime", "inline")
+    results = {}
+    for name, path in (("orig", original), ("fixed", fixed)):
+        module = load_module(path, f"wild_sizes_{name}")
+        torch._dynamo.reset()
+        graphs = []
+        fn = torch.compile(module.GN(), backend=lambda gm, ex: graphs.append(gm) or gm.forward, dynamic=True)
+        with caplog.at_level(logging.INFO, logger="wild_sizes"):
+            caplog.clear()
+            for shape in ((1, 3, 4), (1, 5, 6)):
+                fn(torch.ones(shape))
+            results[name] = ([r.getMessage() for r in caplog.records], len(graphs))
+    assert results["fixed"][0] == results["orig"][0] == [
+        "input size: torch.Size([1, 3, 4])", "last dim 4, sum tensor(24.)",
+        "input size: torch.Size([1, 5, 6])", "last dim 6, sum tensor(60.)"]
+    assert results["fixed"][1] == 1 < results["orig"][1]
