@@ -30,6 +30,10 @@ std::set<std::string> tensor_locals(const syntax::Node& function, const analysis
 /// True when `test` reads tensor values: it calls a data read, takes `float()` / `int()` /
 /// `bool()` of a tensor-valued local, or compares a local in `tensor_names`.
 bool reads_data(const syntax::Node& test, const std::set<std::string>& tensor_names);
+/// reads_data, not counting a name where an isinstance test shows it is no tensor
+/// (Values::narrowed_to_python).
+bool reads_data(const syntax::Node& test, const std::set<std::string>& tensor_names, const analysis::Values& values,
+                std::size_t file);
 
 /// `test` with tensor `and` / `or` / `not`, `.item()`, `float()` / `int()` / `bool()` and
 /// `torch.equal` rewritten to the _graphmend_and / _or / _not / _scalar / _equal helpers,

@@ -88,6 +88,10 @@ public:
     /// read out of tensor data (`.item()` and the like), not a tensor.
     [[nodiscard]] std::vector<std::string> data_scalars(std::size_t file, const syntax::Node& node) const;
 
+    /// True when `id`, a read of a name, lies where an isinstance test shows it is no tensor
+    /// (`elif isinstance(data, (float, int)):`, the else of `if isinstance(x, torch.Tensor):`).
+    [[nodiscard]] bool narrowed_to_python(std::size_t file, const syntax::Node& id) const;
+
     /// The project function or method a call runs, as the analysis resolves it: a function,
     /// `self.m(...)`, or a call of a project module (`self.layer(...)`: its class's forward).
     /// Works in functions outside the compiled scope too (their class is the owner).
@@ -114,12 +118,17 @@ private:
         // reaching_assignments(fn): a read's start byte -> the value of the one plain
         // assignment that reaches it. A read found here takes that value, not the name's join.
         std::map<std::uint32_t, syntax::Node> reaching;
+        // A read inside `if isinstance(NAME, T):` (or its else): its start byte -> the kinds
+        // it may have there.
+        std::map<std::uint32_t, std::uint16_t> narrowed;
     };
     struct Frame;  // an evaluation in progress
 
     void analyse(Summary& s);
     void seed_params(Summary& s);
     [[nodiscard]] Value eval_in(const Frame& f, const syntax::Node& e, int depth = 0) const;
+    [[nodiscard]] Value eval_name(const Frame& f, const syntax::Node& e, int depth) const;  // an identifier
+    [[nodiscard]] Value eval_rest(const Frame& f, const syntax::Node& e, int depth) const;  // the other forms
     [[nodiscard]] Value call_value(const Frame& f, const syntax::Node& call, int depth) const;
     [[nodiscard]] Value self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const;
     [[nodiscard]] const Summary* summary_of(std::size_t file, const syntax::Node& fn) const;

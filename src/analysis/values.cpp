@@ -57,6 +57,133 @@ const std::set<std::string_view> kTensorModules{
     "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
     "MultiMarginLoss", "MultiLabelMarginLoss"};
 
+// The kinds `isinstance(x, T)` admits for one class T, by its spelling; 0 when unknown.
+std::uint16_t kinds_of_class(std::string_view t) {
+    static const std::set<std::string_view> kTensors{"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter",
+                                                     "Parameter", "torch.FloatTensor", "torch.LongTensor",
+                                                     "torch.BoolTensor", "torch.HalfTensor", "torch.IntTensor"};
+    static const std::set<std::string_view> kNumbers{"int", "float", "bool", "complex", "numbers.Number", "Number",
+                                                     "numbers.Real", "numbers.Integral", "numbers.Complex"};
+    if (kTensors.contains(t)) return kTensor;
+    if (kNumbers.contains(t)) return kNumber | kBool;
+    if (t == "str") return kStr;
+    if (t == "torch.Size") return kSize;
+    if (t == "tuple" || t == "list" || t == "Sequence" || t == "collections.abc.Sequence" || t == "typing.Sequence") {
+        return kSeq | kSize;
+    }
+    if (t == "dict" || t == "set" || t == "Mapping" || t == "collections.abc.Mapping") return kSeq | kOther;
+    if (t == "nn.Module" || t == "torch.nn.Module") return kModule;
+    return 0;
+}
+
+// `isinstance(NAME, T)` or `isinstance(NAME, (T1, T2))`: NAME and the kinds it admits, when
+// every class is known.
+std::optional<std::pair<std::string, std::uint16_t>> isinstance_test(const Node& test) {
+    const Node e = syntax::without_parens(test);
+    if (!e.is("call") || e.field("function").text() != "isinstance") return std::nullopt;
+    const auto args = e.field("arguments").named_children();
+    if (args.size() != 2 || !args[0].is("identifier")) return std::nullopt;
+    std::vector<Node> classes;
+    const Node t = syntax::without_parens(args[1]);
+    if (t.is("tuple")) {
+        classes = t.named_children();
+    } else {
+        classes.push_back(t);
+    }
+    std::uint16_t kinds = 0;
+    for (const Node& c : classes) {
+        const std::uint16_t k = kinds_of_class(c.text());
+        if (k == 0) return std::nullopt;
+        kinds |= k;
+    }
+    return std::make_pair(std::string(args[0].text()), kinds);
+}
+
+// For the reads of a function narrowed by an enclosing isinstance test, the kinds they may
+// have: read's start byte -> kinds kept. The consequence of `if isinstance(x, T)` (or of a
+// conjunct of an `and`) keeps T's kinds; the elif/else clauses of `if isinstance(x, T)`
+// and the consequence of `if not isinstance(x, T)` drop them. A read after the name is
+// bound again inside the branch is not narrowed.
+std::map<std::uint32_t, std::uint16_t> isinstance_narrowing(const Node& fn) {
+    std::map<std::uint32_t, std::uint16_t> out;
+    constexpr std::uint16_t kAll = 0xFFFF;
+    auto mark = [&](const Node& part, const std::string& name, std::uint16_t keep) {
+        syntax::walk(part, [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if (n.is("identifier") && n.text() == name && analysis::is_read(n)) {
+                auto [it, fresh] = out.emplace(n.begin(), kAll);
+                it->second &= keep;
+            }
+            return true;
+        });
+    };
+    // The reads of `name` in a clause (an elif's test, then its block; a block), statement by
+    // statement, until one binds it: a plain assignment's own value still reads the old one.
+    auto narrow = [&](const Node& region, const std::string& name, std::uint16_t keep) {
+        std::vector<Node> parts;
+        if (region.is("elif_clause")) parts.push_back(region.field("condition"));
+        const Node block = region.is("block")         ? region
+                           : region.is("elif_clause") ? region.field("consequence")
+                                                      : region.field("body");
+        for (const Node& stmt : block.named_children()) parts.push_back(stmt);
+        for (const Node& part : parts) {
+            if (!analysis::binds(part, name)) {
+                mark(part, name, keep);
+                continue;
+            }
+            if (part.is("expression_statement") && part.named_children().size() == 1 &&
+                part.named_children()[0].is("assignment")) {
+                Node right = part.named_children()[0];
+                while (right.is("assignment")) right = right.field("right");
+                if (right && !analysis::binds(right, name)) mark(right, name, keep);
+            }
+            break;
+        }
+    };
+    syntax::walk(fn.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (!n.is("if_statement")) return true;
+        // The clauses in order: (test, consequence) for the `if` and each `elif`, then the else.
+        std::vector<std::pair<Node, Node>> clauses{{n.field("condition"), n.field("consequence")}};
+        std::vector<Node> later;  // each clause's node after the first, in order (elif and else)
+        for (const Node& alt : n.children()) {
+            if (alt.is("elif_clause")) clauses.emplace_back(alt.field("condition"), alt.field("consequence"));
+            if (alt.is("elif_clause") || alt.is("else_clause")) later.push_back(alt);
+        }
+        for (std::size_t i = 0; i < clauses.size(); ++i) {
+            const Node cond = syntax::without_parens(clauses[i].first);
+            // The conjuncts of the test: each positive or negated isinstance narrows.
+            std::vector<std::pair<Node, bool>> tests;  // (isinstance call, negated)
+            std::vector<Node> todo{cond};
+            while (!todo.empty()) {
+                const Node c = syntax::without_parens(todo.back());
+                todo.pop_back();
+                if (c.is("boolean_operator") && c.field("operator").text() == "and") {
+                    todo.push_back(c.field("left"));
+                    todo.push_back(c.field("right"));
+                } else if (c.is("not_operator")) {
+                    tests.emplace_back(c.field("argument"), true);
+                } else {
+                    tests.emplace_back(c, false);
+                }
+            }
+            const bool single = !cond.is("boolean_operator");
+            for (const auto& [call, negated] : tests) {
+                const auto t = isinstance_test(call);
+                if (!t) continue;
+                const auto& [name, kinds] = *t;
+                narrow(clauses[i].second, name, negated ? static_cast<std::uint16_t>(~kinds) : kinds);
+                // The clauses after this one run when its whole test is false: known for a single test.
+                if (!single) continue;
+                const std::uint16_t other = negated ? kinds : static_cast<std::uint16_t>(~kinds);
+                for (std::size_t j = i; j < later.size(); ++j) narrow(later[j], name, other);
+            }
+        }
+        return true;
+    });
+    return out;
+}
+
 Value join_items(const std::vector<Value>& items) {
     Value v;
     for (const auto& i : items) v = join(v, i);
@@ -265,6 +392,7 @@ Values::Values(const Project& project) : project_(project) {
             }
             s.locals = analysis::local_names(fn);
             s.reaching = analysis::reaching_assignments(fn);
+            s.narrowed = isinstance_narrowing(fn);
             syntax::walk(fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition")) return false;
                 if (n.is("call")) s.calls.push_back(n);
@@ -648,6 +776,26 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
         return parts.empty() ? Value::of(kUnknown) : eval_in(f, parts.back(), depth + 1);
     }
     if (type == "identifier") {
+        Value v = eval_name(f, e, depth);
+        if (f.summary) {
+            // Inside `if isinstance(NAME, T):` (or its else), NAME has T's kinds (or not).
+            if (const auto it = f.summary->narrowed.find(e.begin()); it != f.summary->narrowed.end()) {
+                const std::uint16_t keep = it->second & static_cast<std::uint16_t>(~kUnknown);
+                std::uint16_t kinds = v.kinds & keep;
+                if ((v.kinds & kUnknown) != 0 || kinds == 0) kinds |= keep & (kTensor | kNumber | kBool | kNone | kStr | kSize | kModule | kSeq | kOther);
+                if (kinds != 0 && kinds != v.kinds) {
+                    v.kinds = kinds;
+                    if (!(kinds & kSeq)) v.items.clear();
+                }
+            }
+        }
+        return v;
+    }
+    return eval_rest(f, e, depth);
+}
+
+Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
+    {
         const std::string name = text(e);
         // The one assignment that reaches this read. Each hop spends several levels, so a chain
         // of reassignments (`x = x + x` ...) stops early and takes the name's join instead.
@@ -668,6 +816,10 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
         }
         return Value::of(kUnknown);
     }
+}
+
+Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
+    const auto type = e.type();
     if (type == "attribute") {
         const Node obj = e.field("object");
         const std::string attr = text(e.field("attribute"));
@@ -789,6 +941,16 @@ Value Values::eval(std::size_t file, const Node& expr) const {
     if (!s && fn) own = analysis::local_names(fn);
     Frame fr{file, s, s ? &s->env : nullptr, s ? &s->locals : &own};
     return eval_in(fr, expr);
+}
+
+bool Values::narrowed_to_python(std::size_t file, const Node& id) const {
+    if (!id.is("identifier")) return false;
+    Node fn = analysis::enclosing_function(id);
+    while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    const Summary* s = fn ? summary_of(file, fn) : nullptr;
+    if (s == nullptr) return false;
+    const auto it = s->narrowed.find(id.begin());
+    return it != s->narrowed.end() && (it->second & kTensor) == 0;
 }
 
 std::optional<FunctionRef> Values::callee(std::size_t file, const Node& call, const Node& enclosing) const {

@@ -112,13 +112,13 @@ public:
             const auto& tensors = it->second;
             if (n.is("if_statement")) {
                 if (!is_raise_check(n)) return true;
-                if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors)) return true;
+                if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors, ctx.values, ctx.file)) return true;
                 Site site = site_for(ctx, n, def, n.field("condition"), n.field("consequence").named_children()[0]);
                 with_scalar_reads(site, scalar_reads(ctx, def, {n.field("condition")}));
                 out.push_back(std::move(site));
             } else {
                 const auto parts = n.named_children();
-                if (parts.empty() || (!ctx.values.data_test(ctx.file, parts[0]) && !reads_data(parts[0], tensors))) return true;
+                if (parts.empty() || (!ctx.values.data_test(ctx.file, parts[0]) && !reads_data(parts[0], tensors, ctx.values, ctx.file))) return true;
                 Site site = site_for(ctx, n, def, parts[0], Node());
                 with_scalar_reads(site, scalar_reads(ctx, def, {parts[0]}));
                 out.push_back(std::move(site));

@@ -266,3 +266,40 @@ class Model(nn.Module):
     EXPECT_FALSE(a.data_test("T3"));
     EXPECT_TRUE(a.data_test("T4"));
 }
+
+// isinstance tests narrow a name where they hold (monai's type conversion, transformers' csm
+// `if isinstance(logits_to_keep, int): if logits_to_keep == 0:`), and where they fail.
+TEST(Values, IsinstanceNarrowsTheNameInItsBranches) {
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x, data, keep):
+        if isinstance(data, torch.Tensor):
+            if data.sum() > 0:  # N1 a tensor
+                x = x + 1
+        elif isinstance(data, (float, int)):
+            if data > 3:  # N2 a number
+                x = x + 1
+            data = torch.ones(2)
+            if data.sum() > 1:  # N3 bound again: a tensor
+                x = x + 1
+        if isinstance(keep, int) and keep > 0:
+            if keep == 0:  # N4 an int
+                x = x + 1
+        if not isinstance(keep, torch.Tensor):
+            if keep:  # N5 not a tensor
+                x = x + 1
+        else:
+            if keep:  # N6 the tensor
+                x = x + 1
+        return x
+)");
+    EXPECT_TRUE(a.data_test("N1"));
+    EXPECT_FALSE(a.data_test("N2"));
+    EXPECT_TRUE(a.data_test("N3"));
+    EXPECT_FALSE(a.data_test("N4"));
+    EXPECT_FALSE(a.data_test("N5"));
+    EXPECT_TRUE(a.data_test("N6"));
+}

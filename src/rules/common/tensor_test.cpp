@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -70,7 +71,24 @@ std::set<std::string> tensor_locals(const Node& function, const analysis::Values
     return names;
 }
 
+namespace {
+bool reads_data_if(const Node& test, const std::set<std::string>& tensor_names,
+                   const std::function<bool(const Node&)>& counts);
+}  // namespace
+
 bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
+    return reads_data_if(test, tensor_names, [](const Node&) { return true; });
+}
+
+bool reads_data(const Node& test, const std::set<std::string>& tensor_names, const analysis::Values& values,
+                std::size_t file) {
+    return reads_data_if(test, tensor_names, [&](const Node& id) { return !values.narrowed_to_python(file, id); });
+}
+
+namespace {
+// reads_data, counting the reads of tensor names that `counts` accepts.
+bool reads_data_if(const Node& test, const std::set<std::string>& tensor_names,
+                   const std::function<bool(const Node&)>& counts) {
     bool found = false;
     syntax::walk(test, [&](const Node& n) {
         if (found || n.is("lambda")) return false;
@@ -82,10 +100,13 @@ bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
             }
             if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
                 const auto args = n.field("arguments").named_children();
-                if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0]))) found = true;
+                if (args.size() == 1 && args[0].is("identifier") && tensor_names.contains(text(args[0])) &&
+                    counts(args[0])) {
+                    found = true;
+                }
             }
         }
-        if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n)) {
+        if (n.is("identifier") && tensor_names.contains(text(n)) && is_read(n) && counts(n)) {
             const Node p = n.parent();
             if ((p.is("comparison_operator") && !identity_test(p)) || p.is("boolean_operator") ||
                 p.is("not_operator") || p.is("if_statement") || p.is("elif_clause")) {
@@ -96,6 +117,7 @@ bool reads_data(const Node& test, const std::set<std::string>& tensor_names) {
     });
     return found;
 }
+}  // namespace
 
 std::string predicate(const Node& test) {
     return rebuild(test, [](const Node& n) -> std::optional<std::string> {

@@ -97,7 +97,7 @@ public:
             if (n.is("conditional_expression")) {
                 const auto parts = n.named_children();  // body, test, alternative
                 if (parts.size() == 3 &&
-                    (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensors_of(def)))) {
+                    (ctx.values.data_test(ctx.file, parts[1]) || reads_data(parts[1], tensors_of(def), ctx.values, ctx.file))) {
                     const Scope scope = analysis::scope_of(def, n);
                     Site site = site_for_expression(ctx, n, def, parts, scope);
                     with_scalar_reads(site, scalar_reads(ctx, def, {parts[1]}));
@@ -111,7 +111,7 @@ public:
             // separator (`&`, `|`, `~`), and the loop runs no iteration when traced.
             if (in_rewritten_span_loop(ctx, def, n)) return true;
             if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
-                !reads_data(n.field("condition"), tensors_of(def))) {
+                !reads_data(n.field("condition"), tensors_of(def), ctx.values, ctx.file)) {
                 return true;
             }
             const Scope scope = analysis::scope_of(def, n);
