@@ -76,40 +76,34 @@ def _graphmend_runtime():
         if kind is not None and not (kind[0] == "int" and not -2**63 <= obj < 2**63):
             tensors.append(torch.scalar_tensor(obj, dtype=kind[1]))
             return ("S", kind[0], len(tensors) - 1)
-        if isinstance(obj, torch.Size):
-            parts = []
-            for a in obj:
-                d = describe(a, tensors)
-                if d is None:
-                    return None
-                parts.append(d)
-            return ("Size", tuple(parts))
         if isinstance(obj, torch.Tensor):
             if obj.requires_grad:
                 return None  # its text would lose grad_fn: keep the original call
             tensors.append(obj)
             return ("T", len(tensors) - 1)
+        if isinstance(obj, torch.Size):
+            parts = describe_all(obj, tensors)
+            return None if parts is None else ("Size", parts)
         if is_lazy(obj):
-            parts = []
-            for a in obj[2]:
-                d = describe(a, tensors)
-                if d is None:
-                    return None
-                parts.append(d)
-            return ("L", obj[1], tuple(parts))
+            parts = describe_all(obj[2], tensors)
+            return None if parts is None else ("L", obj[1], parts)
         if type(obj) in (tuple, list):
-            parts = []
-            for a in obj:
-                d = describe(a, tensors)
-                if d is None:
-                    return None
-                parts.append(d)
-            return ("tuple" if type(obj) is tuple else "list", tuple(parts))
+            parts = describe_all(obj, tensors)
+            return None if parts is None else ("tuple" if type(obj) is tuple else "list", parts)
         if obj is sys.stdout:
             return ("stream", "stdout")
         if obj is sys.stderr:
             return ("stream", "stderr")
         return ("C", obj)
+
+    def describe_all(items, tensors):
+        parts = []
+        for a in items:
+            d = describe(a, tensors)
+            if d is None:
+                return None
+            parts.append(d)
+        return tuple(parts)
 
     def intern(spec):
         specs.append(spec)
