@@ -119,12 +119,9 @@ def _graphmend_runtime():
         tensors = []
         if cond is not None:
             tensors.append(cond.reshape(()))
-        arg_specs = []
-        for a in args:
-            d = describe(a, tensors)
-            if d is None:
-                return False
-            arg_specs.append(d)
+        arg_specs = describe_all(args, tensors)
+        if arg_specs is None:
+            return False
         kw_specs = []
         for k, v in kwargs.items():
             d = describe(v, tensors)
