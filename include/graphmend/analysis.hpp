@@ -36,10 +36,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graphmend/syntax.hpp"
@@ -60,6 +63,9 @@ struct ClassInfo {
     std::string name;
     syntax::Node node;                        // class_definition
     std::vector<syntax::Node> bases;          // base expressions (keyword arguments excluded)
+    /// The same bases as dotted text (`nn.Module`), "" for a base that is not a chain of
+    /// names and attributes: what the project resolves them through, with or without a tree.
+    std::vector<std::string> base_names;
     std::map<std::string, syntax::Node> methods;  // name -> function_definition
 };
 
@@ -73,8 +79,15 @@ struct ModuleIndex {
     std::set<std::string> loggers;   // names bound to logging.getLogger(...) / get_logger(...)
     std::set<std::string> assigned;  // every other name bound at module level
     std::set<std::string> runtime_blocks;  // stems of the runtime blocks the file already holds
+    /// In a file whose text names `compile` or `optimize`: every distinct dotted callee of a
+    /// call, of a call's call and of a decorator (`torch.compile`, `tc`), sorted. The
+    /// compile APIs among them make the file an entry of Project::reachable.
+    std::vector<std::string> compile_callees;
 
     [[nodiscard]] const Import* find_import(const std::string& local) const;
+    /// Invalidates every node the index holds (their tree is about to be dropped); the names,
+    /// imports and base names stay.
+    void forget_nodes();
 };
 
 /// One source file of a project: its path, dotted module name and parse tree.
@@ -86,7 +99,20 @@ struct SourceFile {
     ModuleIndex index;
     std::string project;    // the project's folder (absolute): outermost package folder, or the folder
     bool isolated = false;  // a folder project: its modules are visible only to its own files
+    /// A file whose tree is not held (see Project's constructor): its tree is an empty parse,
+    /// its index holds names without nodes (ModuleIndex::forget_nodes), and `text` holds its
+    /// source (load_file; project-wide text scans, Project::tree_of).
+    bool pruned = false;
+    std::string text{};
 };
+
+/// The source text of a file, pruned or not.
+std::string_view source_text(const SourceFile& file);
+
+/// Loads a pruned file: parses its text into its tree and fills in the nodes of its index
+/// (the names are those of the same text, so the maps are not changed, only their values);
+/// clears `pruned` and `text`. A file that is not pruned is left as it is.
+void load_file(SourceFile& file);
 
 /// Where a file sits: its module name and project (see the top of this header).
 struct ModulePlace {
@@ -140,10 +166,33 @@ struct FunctionRef {
 /// run in parallel).
 class Project {
 public:
-    explicit Project(std::vector<SourceFile> files);
+    /// Loads the given pruned files of a project's vector (load_file on each, in any order, on
+    /// any threads): the indices are distinct.
+    using Loader = std::function<void(std::vector<SourceFile>&, const std::vector<std::size_t>&)>;
+
+    /// `files` may come pruned (SourceFile::pruned: an index of names, the source as text).
+    /// The constructor loads those the analysis reads, with `load` (empty: one at a time,
+    /// on this thread), and leaves the others pruned:
+    /// - the files of the entry points (classes with a forward; compile API calls), then each
+    ///   file the walk of the scope reaches, as it reaches it;
+    /// - the files of the classes and functions that the scope's files name (an identifier or
+    ///   attribute chain of their expressions, or a prefix of one, resolved as resolve_expr
+    ///   resolves it), and of the classes the __init__ of a loaded file's class names;
+    /// - the files of the bases of every loaded file's classes, up the hierarchy.
+    /// Name resolution reads only names, so a file it passes through (a package re-exporting a
+    /// name) stays pruned, and so does every file nothing above reaches: its tree would be
+    /// read by nothing but the project-wide scans for the mentions of a name, which parse it
+    /// on demand (tree_of). Memory then follows the trees the analysis reads, not the inputs
+    /// (README, "Memory"); the sites and rewrites are those of a run over loaded files
+    /// (tests/unit/fixer_test.cpp compares the two).
+    explicit Project(std::vector<SourceFile> files, Loader load = {});
 
     [[nodiscard]] const std::vector<SourceFile>& files() const { return files_; }
     [[nodiscard]] std::vector<SourceFile>& files() { return files_; }
+    /// The tree of a file: its own, or for a pruned file a parse of its text made on first use
+    /// and kept while the project lives (a project-wide scan for the mentions of a name reads
+    /// files the analysis does not reach). Safe to call from several threads.
+    [[nodiscard]] const syntax::Tree& tree_of(std::size_t file) const;
     /// True when the function_definition starting at `begin` in `file` is in scope.
     [[nodiscard]] bool in_scope(std::size_t file, std::uint32_t begin) const;
     /// The in-scope functions of one file, in source order.
@@ -187,6 +236,11 @@ private:
     };
     [[nodiscard]] Symbol resolve_name(std::size_t file, const std::string& name, int depth = 0) const;
     [[nodiscard]] Symbol resolve_expr(std::size_t file, const syntax::Node& expr) const;
+    /// resolve_expr of a chain given as text (`a.b.C`, ClassInfo::base_names).
+    [[nodiscard]] Symbol resolve_dotted(std::size_t file, std::string_view chain) const;
+    void register_modules();
+    void load(const std::vector<std::size_t>& files);  // those pruned, through load_
+    void load_read_files();
     [[nodiscard]] Symbol resolve_in_module(const std::string& ns, const std::string& module, const std::string& name,
                                            int depth) const;
     /// `name` through the star imports of `file` (`from .conv import *`) of modules among the inputs.
@@ -213,6 +267,9 @@ private:
     std::set<std::pair<std::size_t, std::uint32_t>> scope_;
     std::map<std::size_t, std::vector<syntax::Node>> scope_nodes_;  // the same functions, per file
     std::map<std::pair<std::size_t, std::string>, bool> module_classes_;  // every class of every file
+    Loader load_;        // the constructor's loader (cleared when it returns)
+    struct LoadedTrees;  // tree_of's parses of pruned files
+    std::shared_ptr<LoadedTrees> loaded_;
 };
 
 /// Names bound inside a function (parameters, assignment and loop targets, imports,

@@ -27,6 +27,10 @@ struct FixOptions {
     /// Called as files are parsed ("parsed") and fixed ("fixed"), `done` of `total` in this
     /// pass, from any worker thread (the callee synchronises); empty: no calls.
     std::function<void(std::string_view stage, std::size_t done, std::size_t total)> progress = nullptr;
+    /// Keep every file's parse tree through the analysis, not only the trees it reads
+    /// (analysis::Project's constructor): the same outcomes with more memory; the reference
+    /// tests compare the default with.
+    bool keep_trees = false;
 };
 
 /// What the configuration (see config.hpp) says for one file.

@@ -1,5 +1,7 @@
 // Module index: what a module binds at module level. See include/graphmend/analysis.hpp.
 #include <filesystem>
+#include <set>
+#include <string_view>
 
 #include "graphmend/analysis.hpp"
 #include "graphmend/runtime_sources.hpp"
@@ -12,6 +14,20 @@ namespace {
 
 
 std::string dotted(const Node& n) { return std::string(n.text()); }
+
+// `a.b.C` for a chain of identifiers and attributes (the forms Project::resolve_expr
+// resolves), "" for any other expression.
+std::string chain_text(Node n) {
+    std::vector<std::string_view> attributes;  // outermost first
+    for (; n.is("attribute"); n = n.field("object")) attributes.push_back(n.field("attribute").text());
+    if (!n.is("identifier")) return {};
+    std::string chain(n.text());
+    for (auto it = attributes.rbegin(); it != attributes.rend(); ++it) {
+        chain += '.';
+        chain += *it;
+    }
+    return chain;
+}
 
 void add_import_statement(const Node& stmt, ModuleIndex& index) {
     for (const Node& c : stmt.named_children()) {
@@ -81,11 +97,12 @@ void visit_block(const Node& block, ModuleIndex& index) {
     for (const Node& stmt : block.named_children()) {
         Node def = stmt.is("decorated_definition") ? stmt.field("definition") : stmt;
         if (def.is("class_definition")) {
-            ClassInfo info{dotted(def.field("name")), def, {}, {}};
+            ClassInfo info{dotted(def.field("name")), def, {}, {}, {}};
             if (const Node supers = def.field("superclasses")) {
                 for (const Node& b : supers.named_children()) {
                     if (!b.is("keyword_argument") && !b.is("list_splat") && !b.is("dictionary_splat")) {
                         info.bases.push_back(b);
+                        info.base_names.push_back(chain_text(b));
                     }
                 }
             }
@@ -132,7 +149,38 @@ const Import* ModuleIndex::find_import(const std::string& local) const {
 ModuleIndex index_module(const Node& root) {
     ModuleIndex index;
     visit_block(root, index);
+    // The callees a compile API may be among (Project::compute_scope walks only files whose
+    // text names `compile` or `optimize`): decorators, the functions of calls and of calls
+    // of calls (`torch.compile(**kw)(f)`).
+    const std::string_view text = root.source().text();
+    if (text.find("compile") == std::string_view::npos && text.find("optimize") == std::string_view::npos) {
+        return index;
+    }
+    std::set<std::string> callees;
+    const auto add = [&](const Node& e) {
+        if (std::string chain = chain_text(e); !chain.empty()) callees.insert(std::move(chain));
+    };
+    syntax::walk(root, [&](const Node& n) {
+        if (n.is("decorator")) {
+            for (const Node& e : n.named_children()) add(e.is("call") ? e.field("function") : e);
+        } else if (n.is("call")) {
+            const Node fn = n.field("function");
+            add(fn);
+            if (fn.is("call")) add(fn.field("function"));
+        }
+        return true;
+    });
+    index.compile_callees.assign(callees.begin(), callees.end());
     return index;
+}
+
+void ModuleIndex::forget_nodes() {
+    for (auto& [name, info] : classes) {
+        info.node = {};
+        info.bases.assign(info.bases.size(), syntax::Node{});
+        for (auto& [method, def] : info.methods) def = {};
+    }
+    for (auto& [name, def] : functions) def = {};
 }
 
 ModulePlace place_module(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 
@@ -114,7 +115,29 @@ bool is_external_module_class(const std::string& dotted) {
     });
 }
 
-Project::Project(std::vector<SourceFile> files) : files_(std::move(files)) {
+struct Project::LoadedTrees {
+    std::mutex mutex;
+    std::map<std::size_t, std::unique_ptr<syntax::Tree>> trees;
+};
+
+const syntax::Tree& Project::tree_of(std::size_t file) const {
+    if (!files_[file].pruned) return files_[file].tree;
+    const std::lock_guard<std::mutex> lock(loaded_->mutex);
+    auto& tree = loaded_->trees[file];
+    if (!tree) tree = std::make_unique<syntax::Tree>(syntax::Tree::parse(files_[file].text));
+    return *tree;
+}
+
+Project::Project(std::vector<SourceFile> files, Loader load)
+    : files_(std::move(files)), load_(std::move(load)), loaded_(std::make_shared<LoadedTrees>()) {
+    register_modules();
+    compute_module_classes();
+    compute_scope();
+    load_read_files();
+    load_ = nullptr;
+}
+
+void Project::register_modules() {
     namespace fs = std::filesystem;
     std::vector<std::string> keys;
     for (const auto& f : files_) keys.push_back(fs::absolute(fs::path(f.path)).lexically_normal().string());
@@ -135,8 +158,111 @@ Project::Project(std::vector<SourceFile> files) : files_(std::move(files)) {
             if (dot != std::string::npos) by_module_.emplace(std::make_pair(ns, files_[i].module_name.substr(dot + 1)), i);
         }
     }
-    compute_module_classes();
-    compute_scope();
+}
+
+namespace {
+
+// The identifier/attribute chains of a tree's expressions that name resolution can start
+// from (Project::resolve_expr), each with its prefixes (`a`, `a.b`, `a.b.c`), outside import
+// statements. Distinct, sorted.
+std::set<std::string> expression_chains(const Node& root) {
+    std::set<std::string> out;
+    syntax::walk(root, [&](const Node& n) {
+        if (n.is("import_statement") || n.is("import_from_statement") || n.is("future_import_statement")) {
+            return false;
+        }
+        if (!n.is("identifier") && !n.is("attribute")) return true;
+        std::string chain;
+        std::vector<std::string_view> attributes;
+        Node base = n;
+        for (; base.is("attribute"); base = base.field("object")) attributes.push_back(base.field("attribute").text());
+        if (!base.is("identifier")) return true;  // `f().x`: not resolved; its parts are walked
+        chain = std::string(base.text());
+        out.insert(chain);
+        for (auto it = attributes.rbegin(); it != attributes.rend(); ++it) {
+            chain += '.';
+            chain += *it;
+            out.insert(chain);
+        }
+        return false;  // the chain's parts are in it
+    });
+    return out;
+}
+
+}  // namespace
+
+void load_file(SourceFile& file) {
+    if (!file.pruned) return;
+    file.tree = syntax::Tree::parse(std::move(file.text));
+    file.text = std::string();
+    file.pruned = false;
+    // The same text gives the same names: only the nodes are filled in, so maps, and any
+    // iterator into them, stay as they were.
+    ModuleIndex fresh = index_module(file.tree.root());
+    for (auto& [name, info] : file.index.classes) {
+        const ClassInfo& now = fresh.classes.at(name);
+        info.node = now.node;
+        info.bases = now.bases;
+        for (auto& [method, def] : info.methods) def = now.methods.at(method);
+    }
+    for (auto& [name, def] : file.index.functions) def = fresh.functions.at(name);
+}
+
+void Project::load(const std::vector<std::size_t>& wanted) {
+    std::vector<std::size_t> pruned;
+    for (const std::size_t f : wanted) {
+        if (files_[f].pruned && std::find(pruned.begin(), pruned.end(), f) == pruned.end()) pruned.push_back(f);
+    }
+    if (pruned.empty()) return;
+    if (load_) {
+        load_(files_, pruned);
+    } else {
+        for (const std::size_t f : pruned) load_file(files_[f]);
+    }
+}
+
+void Project::load_read_files() {
+    // What the value analysis and the rules read besides the scope: the classes and functions
+    // the scope's files name (a module attribute's class, a callee outside the scope), and
+    // the classes those name in their __init__, with the bases of every class read.
+    std::vector<std::size_t> wave;
+    std::set<std::size_t> chased;
+    for (const auto& [f, fns] : scope_nodes_) {
+        chased.insert(f);
+        for (const std::string& chain : expression_chains(files_[f].tree.root())) {
+            const Symbol s = resolve_dotted(f, chain);
+            if (s.kind == Symbol::Class || s.kind == Symbol::Function) wave.push_back(s.file);
+        }
+    }
+    while (true) {
+        for (std::size_t f = 0; f < files_.size(); ++f) {
+            if (files_[f].pruned) continue;
+            for (const auto& [name, info] : files_[f].index.classes) {
+                std::vector<std::pair<std::size_t, std::string>> todo = class_bases(f, name);
+                std::set<std::pair<std::size_t, std::string>> seen;
+                while (!todo.empty()) {
+                    const auto c = todo.back();
+                    todo.pop_back();
+                    if (!seen.insert(c).second) continue;
+                    if (files_[c.first].pruned) wave.push_back(c.first);
+                    for (const auto& b : class_bases(c.first, c.second)) todo.push_back(b);
+                }
+            }
+            if (!chased.insert(f).second) continue;
+            for (const auto& [name, info] : files_[f].index.classes) {
+                const auto init = info.methods.find("__init__");
+                if (init == info.methods.end()) continue;
+                for (const std::string& chain : expression_chains(init->second)) {
+                    const Symbol s = resolve_dotted(f, chain);
+                    if (s.kind == Symbol::Class && files_[s.file].pruned) wave.push_back(s.file);
+                }
+            }
+        }
+        std::erase_if(wave, [&](std::size_t f) { return !files_[f].pruned; });
+        if (wave.empty()) return;
+        load(wave);
+        wave.clear();
+    }
 }
 
 const std::string& Project::namespace_of(std::size_t file) const {
@@ -222,13 +348,32 @@ Project::Symbol Project::resolve_expr(std::size_t file, const Node& expr) const 
     return {};
 }
 
+Project::Symbol Project::resolve_dotted(std::size_t file, std::string_view chain) const {
+    if (chain.empty()) return {};
+    std::size_t dot = chain.find('.');
+    Symbol s = resolve_name(file, std::string(chain.substr(0, dot)));
+    while (dot != std::string_view::npos) {
+        const std::size_t next = chain.find('.', dot + 1);
+        const std::string attr(chain.substr(dot + 1, next == std::string_view::npos ? next : next - dot - 1));
+        if (s.kind == Symbol::Module) {
+            s = resolve_in_module(namespace_of(s.file), files_[s.file].module_name, attr, 0);
+        } else if (s.kind == Symbol::External) {
+            s = {Symbol::External, 0, s.name + "." + attr};
+        } else {
+            return {};
+        }
+        dot = next;
+    }
+    return s;
+}
+
 std::vector<std::pair<std::size_t, std::string>> Project::class_bases(std::size_t file,
                                                                     const std::string& cls) const {
     std::vector<std::pair<std::size_t, std::string>> out;
     const auto it = files_[file].index.classes.find(cls);
     if (it == files_[file].index.classes.end()) return out;
-    for (const Node& b : it->second.bases) {
-        const Symbol s = resolve_expr(file, b);
+    for (const std::string& b : it->second.base_names) {
+        const Symbol s = resolve_dotted(file, b);
         if (s.kind == Symbol::Class) out.emplace_back(s.file, s.name);
     }
     return out;
@@ -241,8 +386,8 @@ bool Project::compute_module_class(std::size_t file, const std::string& class_na
     bool result = false;
     const auto it = files_[file].index.classes.find(class_name);
     if (it != files_[file].index.classes.end()) {
-        for (const Node& b : it->second.bases) {
-            const Symbol s = resolve_expr(file, b);
+        for (const std::string& b : it->second.base_names) {
+            const Symbol s = resolve_dotted(file, b);
             if ((s.kind == Symbol::External && is_external_module_class(s.name)) ||
                 (s.kind == Symbol::Class && compute_module_class(s.file, s.name))) {
                 result = true;
@@ -354,6 +499,11 @@ void Project::compute_scope() {
             for (const auto& base : class_bases(f, name)) subclasses[base].emplace_back(f, name);
         }
     }
+    // The nodes of a file are read only once it is loaded (a pruned file holds names only).
+    auto function_of = [&](std::size_t file, const std::string& name) {
+        load({file});
+        return files_[file].index.functions.at(name);
+    };
     std::deque<FunctionRef> work;
     std::set<std::pair<std::size_t, std::uint32_t>> walked;  // the scope, plus disable(recursive=False) functions
     std::function<void(std::size_t, const Node&)> add = [&](std::size_t f, const Node& fn) {
@@ -371,7 +521,7 @@ void Project::compute_scope() {
                 for (Node e : d.named_children()) {
                     if (e.is("call")) e = e.field("function");
                     const Symbol s = resolve_expr(f, e);
-                    if (s.kind == Symbol::Function) add(s.file, files_[s.file].index.functions.at(s.name));
+                    if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
                 }
             }
         }
@@ -388,6 +538,7 @@ void Project::compute_scope() {
             const auto& classes = files_[c.first].index.classes;
             if (const auto it = classes.find(c.second); it != classes.end()) {
                 if (const auto m = it->second.methods.find(name); m != it->second.methods.end()) {
+                    load({c.first});
                     add(c.first, m->second);
                 }
             }
@@ -408,7 +559,7 @@ void Project::compute_scope() {
                 return;
             }
             const Symbol s = resolve_name(f, name);
-            if (s.kind == Symbol::Function) add(s.file, files_[s.file].index.functions.at(s.name));
+            if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
         } else if (target.is("attribute")) {
             const Node obj = target.field("object");
             const std::string attr(target.field("attribute").text());
@@ -420,13 +571,32 @@ void Project::compute_scope() {
             }
             const Symbol s = resolve_expr(f, obj);
             if (s.kind == Symbol::Module) {
-                const auto& idx = files_[s.file].index;
-                if (const auto it = idx.functions.find(attr); it != idx.functions.end()) add(s.file, it->second);
+                if (files_[s.file].index.functions.contains(attr)) add(s.file, function_of(s.file, attr));
             } else if (s.kind == Symbol::Class) {
                 add_method(s.file, s.name, attr, true, false);
             }
         }
     };
+    // The files of the entry points are loaded together first (in parallel, when the loader
+    // given can): those with a module class's forward, and those with a compile API among
+    // their callees (ModuleIndex::compile_callees: only files whose text names `compile` or
+    // `optimize` have any, the files the walk below reads).
+    std::vector<bool> compiles(files_.size(), false);
+    std::vector<std::size_t> entries;
+    for (const std::size_t f : by_path_) {
+        for (const std::string& callee : files_[f].index.compile_callees) {
+            const Symbol s = resolve_dotted(f, callee);
+            compiles[f] = compiles[f] || (s.kind == Symbol::External &&
+                                          (s.name == "torch.compile" || s.name == "torch.compiler.compile" ||
+                                           s.name == "torch._dynamo.optimize" || s.name == "torch._dynamo.optimize_assert"));
+        }
+        bool forward = false;
+        for (const auto& [name, info] : files_[f].index.classes) {
+            forward = forward || (info.methods.contains("forward") && is_module_class(f, name));
+        }
+        if (forward || compiles[f]) entries.push_back(f);
+    }
+    load(entries);
     // Entry points 1: the forward of every nn.Module subclass.
     for (const std::size_t f : by_path_) {
         for (const auto& [name, info] : files_[f].index.classes) {
@@ -434,11 +604,9 @@ void Project::compute_scope() {
             if (const auto m = info.methods.find("forward"); m != info.methods.end()) add(f, m->second);
         }
     }
-    // Entry points 2: functions decorated with a compile API or passed to one. Only files
-    // whose text names one (`compile`, `optimize`) are walked.
+    // Entry points 2: functions decorated with a compile API or passed to one.
     for (const std::size_t f : by_path_) {
-        const std::string& text = files_[f].tree.source().text();
-        if (text.find("compile") == std::string::npos && text.find("optimize") == std::string::npos) continue;
+        if (!compiles[f]) continue;
         syntax::walk(files_[f].tree.root(), [&](const Node& n) {
             if (n.is("decorated_definition")) {
                 const Node def = n.field("definition");
@@ -478,7 +646,7 @@ void Project::compute_scope() {
             const Node fn = n.field("function");
             if (fn.is("identifier")) {
                 const Symbol s = resolve_name(ref.file, std::string(fn.text()));
-                if (s.kind == Symbol::Function) add(s.file, files_[s.file].index.functions.at(s.name));
+                if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
                 if (s.kind == Symbol::Class) add_method(s.file, s.name, "__init__", true, false);
             } else if (fn.is("attribute")) {
                 const Node obj = fn.field("object");
@@ -490,8 +658,7 @@ void Project::compute_scope() {
                 } else {
                     const Symbol s = resolve_expr(ref.file, obj);
                     if (s.kind == Symbol::Module) {
-                        const auto& idx = files_[s.file].index;
-                        if (const auto it = idx.functions.find(attr); it != idx.functions.end()) add(s.file, it->second);
+                        if (files_[s.file].index.functions.contains(attr)) add(s.file, function_of(s.file, attr));
                     } else if (s.kind == Symbol::Class) {
                         add_method(s.file, s.name, attr, true, false);
                     }
@@ -556,6 +723,14 @@ Node enclosing_function(const Node& node) {
         if (is_function_node(p)) return p;
     }
     return {};
+}
+
+}  // namespace graphmend::analysis
+
+namespace graphmend::analysis {
+
+std::string_view source_text(const SourceFile& file) {
+    return file.pruned ? std::string_view(file.text) : std::string_view(file.tree.source().text());
 }
 
 }  // namespace graphmend::analysis

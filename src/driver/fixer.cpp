@@ -344,12 +344,14 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     };
     parallel_for(n, options.threads, [&](std::size_t i) {
         outcomes[i].path = inputs[i].path;
+        // `fixed` is set by fix_one when the file is rewritten, else to `original` once the
+        // analysis is done: one copy of each text less while the trees are held.
         outcomes[i].original = inputs[i].text;
-        outcomes[i].fixed = inputs[i].text;
         outcomes[i].runtime = inputs[i].runtime;
         analysis::ModulePlace place = analysis::place_module(inputs[i].path);
         outcomes[i].project = project_as_given(inputs[i].path, place.project);
-        syntax::Tree tree = syntax::Tree::parse(std::move(inputs[i].text));
+        syntax::Tree tree =
+            syntax::Tree::parse(options.keep_trees ? std::move(inputs[i].text) : std::string(inputs[i].text));
         if (const auto err = tree.error()) {
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
@@ -362,13 +364,27 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
             outcomes[i].warnings = noqa[i].warnings;
             outcomes[i].skip_rules = outcomes[i].skip_rules || noqa[i].skip_file;
         }
+        // The tree is dropped at once and the file kept as its index and text (pruned): the
+        // project loads again the trees its analysis reads (analysis::Project's constructor).
         auto index = analysis::index_module(tree.root());
-        parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
-                                               std::move(tree), std::move(index), std::move(place.project),
-                                               place.isolated});
+        if (options.keep_trees) {
+            parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
+                                                   std::move(tree), std::move(index), std::move(place.project),
+                                                   place.isolated});
+            report("parsed", n);
+            return;
+        }
+        index.forget_nodes();
+        analysis::SourceFile file{inputs[i].path, std::move(place.module_name), place.is_package_init,
+                                  syntax::Tree::parse(std::string()), std::move(index), std::move(place.project),
+                                  place.isolated};
+        file.pruned = true;
+        file.text = std::move(inputs[i].text);
+        parsed[i].emplace(std::move(file));
         report("parsed", n);
     });
-    // 2. The project-wide analysis, on this thread, in input order.
+    // 2. The project-wide analysis, on this thread, in input order, over the trees of the
+    // files it can reach; the others stay indexes (README, "Memory").
     std::vector<analysis::SourceFile> files;
     std::vector<std::size_t> input_of_file;
     for (std::size_t i = 0; i < n; ++i) {
@@ -377,15 +393,24 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         files.push_back(std::move(*parsed[i]));
     }
     parsed.clear();
-    const analysis::Project project(std::move(files));
-    const analysis::Values values(project);
-    // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
-    done = 0;
-    parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
-        const std::size_t i = input_of_file[f];
-        fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
-        report("fixed", input_of_file.size());
-    });
+    {
+        const analysis::Project project(
+            std::move(files), [&](std::vector<analysis::SourceFile>& all, const std::vector<std::size_t>& load) {
+                parallel_for(load.size(), options.threads, [&](std::size_t k) { analysis::load_file(all[load[k]]); });
+            });
+        const analysis::Values values(project);
+        // 3. Rules and fixes, per file (in parallel; each outcome is written by one thread only).
+        done = 0;
+        parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
+            const std::size_t i = input_of_file[f];
+            fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
+            report("fixed", input_of_file.size());
+        });
+    }
+    // A rewritten text is never empty (a fix adds to it); an empty `fixed` is a file left as it was.
+    for (FileOutcome& out : outcomes) {
+        if (out.fixed.empty()) out.fixed = out.original;
+    }
     return outcomes;
 }
 

@@ -59,15 +59,21 @@ std::size_t count(const Sites& sites, const std::string& status) {
     return n;
 }
 
-// The project built from files given as (path, text); paths need not exist.
-analysis::Project project_of(const std::vector<std::pair<std::string, std::string>>& files) {
+// The project built from files given as (path, text); paths need not exist. Pruned: the
+// files come as the driver gives them (an index of names and the text), and the project
+// loads what its analysis reads.
+analysis::Project project_of(const std::vector<std::pair<std::string, std::string>>& files, bool pruned = false) {
     std::vector<analysis::SourceFile> parsed;
     for (const auto& [path, text] : files) {
         syntax::Tree tree = syntax::Tree::parse(text);
         analysis::ModulePlace place = analysis::place_module(path);
         auto index = analysis::index_module(tree.root());
+        if (pruned) {
+            index.forget_nodes();
+            tree = syntax::Tree::parse(std::string());
+        }
         parsed.push_back({path, std::move(place.module_name), place.is_package_init, std::move(tree), std::move(index),
-                          std::move(place.project), place.isolated});
+                          std::move(place.project), place.isolated, pruned, pruned ? text : std::string()});
     }
     return analysis::Project(std::move(parsed));
 }
@@ -624,3 +630,80 @@ TEST(InstalledBases, TransformersCompileTestIsKnownInAFolderOfAnyName) {
 }
 
 }  // namespace
+
+namespace {
+
+// A folder project where each way the analysis reaches a file is needed: the forward's file
+// (an entry), a helper it calls (the scope), a class it names (mid.py, one step from the
+// scope), that class's base (base.py, up the hierarchy: its __init__ makes `self.scale` a
+// tensor, which makes the forward's test data-dependent), and files nothing reaches.
+const std::vector<std::pair<std::string, std::string>> kReach{
+    {"prune_reach/model.py",
+     "import torch\n"
+     "from .mid import Mid\n"
+     "from .helpers import double\n"
+     "\n"
+     "\n"
+     "class Model(Mid):\n"
+     "    def forward(self, x):\n"
+     "        if self.scale > 0:\n"
+     "            x = x + 1\n"
+     "        return double(x)\n"},
+    {"prune_reach/mid.py", "from .base import Base\n\n\nclass Mid(Base):\n    pass\n"},
+    {"prune_reach/base.py",
+     "import torch\n"
+     "from torch import nn\n"
+     "\n"
+     "\n"
+     "class Base(nn.Module):\n"
+     "    def __init__(self):\n"
+     "        super().__init__()\n"
+     "        self.scale = nn.Parameter(torch.ones(1))\n"},
+    {"prune_reach/helpers.py", "def double(x):\n    return x * 2\n\n\ndef unused(y):\n    return y\n"},
+    {"prune_reach/unrelated.py", "import json\n\n\ndef load(p):\n    return json.load(open(p))\n"},
+    {"prune_reach/user.py", "from .model import Model\n\nMODEL = Model()\n"},
+};
+
+}  // namespace
+
+TEST(Pruning, LoadsTheFilesTheAnalysisReadsAndNoOthers) {
+    const analysis::Project project = project_of(kReach, true);
+    std::map<std::string, bool> loaded;
+    for (const auto& f : project.files()) loaded[f.path] = !f.pruned;
+    EXPECT_TRUE(loaded["prune_reach/model.py"]);    // an entry
+    EXPECT_TRUE(loaded["prune_reach/helpers.py"]);  // the scope
+    EXPECT_TRUE(loaded["prune_reach/mid.py"]);      // named by the scope's file
+    EXPECT_TRUE(loaded["prune_reach/base.py"]);     // a base of a loaded file's class
+    EXPECT_FALSE(loaded["prune_reach/unrelated.py"]);
+    EXPECT_FALSE(loaded["prune_reach/user.py"]);
+    // A pruned file is still read by a scan for the mentions of a name.
+    for (std::size_t f = 0; f < project.files().size(); ++f) {
+        if (project.files()[f].path != "prune_reach/user.py") continue;
+        EXPECT_NE(analysis::source_text(project.files()[f]).find("MODEL = Model()"), std::string_view::npos);
+        EXPECT_TRUE(project.tree_of(f).root().is("module"));
+        EXPECT_EQ(project.tree_of(f).root().text(), analysis::source_text(project.files()[f]));
+    }
+}
+
+TEST(Pruning, SitesAreThoseOfARunKeepingEveryTree) {
+    std::vector<InputFile> inputs;
+    for (const auto& [path, text] : kReach) inputs.push_back({path, text});
+    FixOptions keep;
+    keep.keep_trees = true;
+    const auto every = fix_files(inputs, keep);
+    const auto pruned = fix_files(inputs, FixOptions{});
+    ASSERT_EQ(every.size(), pruned.size());
+    std::size_t fixed = 0;
+    for (std::size_t i = 0; i < every.size(); ++i) {
+        EXPECT_EQ(pruned[i].fixed, every[i].fixed) << every[i].path;
+        EXPECT_EQ(pruned[i].applied, every[i].applied) << every[i].path;
+        ASSERT_EQ(pruned[i].sites.size(), every[i].sites.size()) << every[i].path;
+        for (std::size_t s = 0; s < every[i].sites.size(); ++s) {
+            EXPECT_EQ(pruned[i].sites[s].code, every[i].sites[s].code);
+            EXPECT_EQ(pruned[i].sites[s].reason, every[i].sites[s].reason);
+        }
+        fixed += std::count(pruned[i].applied.begin(), pruned[i].applied.end(), true);
+    }
+    // The forward's test reads base.py's tensor attribute: a GM201 site, fixed.
+    EXPECT_EQ(fixed, 1u);
+}

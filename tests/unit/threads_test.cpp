@@ -99,6 +99,28 @@ TEST(Threads, FixFilesGivesTheSameOutcomesForEveryThreadCount) {
     }
 }
 
+// The project keeps only the trees its analysis reads (analysis::Project's constructor): the
+// outcomes are those of a run that keeps every tree, over the fixtures, the handed cases and
+// the Hub-style checkouts (folder projects joined by relative imports).
+TEST(Threads, FixFilesGivesTheSameOutcomesAsARunKeepingEveryTree) {
+    auto inputs = fixture_inputs();
+    for (const auto& f : output::collect_python_files({(kRoot / "tests/checkouts").string()})) {
+        inputs.push_back({fs::relative(f, kRoot).string(), output::read_file(f)});
+    }
+    ASSERT_GT(inputs.size(), 40u);
+    FixOptions keep;
+    keep.threads = 2;
+    keep.keep_trees = true;
+    const auto every = fix_files(inputs, keep);
+    const auto pruned = fix_files(inputs, FixOptions{false, 2});
+    ASSERT_EQ(pruned.size(), every.size());
+    for (std::size_t i = 0; i < every.size(); ++i) {
+        ASSERT_EQ(pruned[i].fixed, every[i].fixed) << every[i].path;
+        ASSERT_EQ(pruned[i].applied, every[i].applied) << every[i].path;
+    }
+    EXPECT_EQ(rendered(pruned), rendered(every));
+}
+
 // --- the command line ---------------------------------------------------------------------
 
 struct TempDir {

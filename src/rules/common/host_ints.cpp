@@ -468,13 +468,13 @@ struct Matcher {
         std::vector<std::size_t> naming;
         for (std::size_t f = 0; f < files.size(); ++f) {
             // Only files that can name `def`'s file: another folder project's `key` is another function.
-            if (ctx.project.visible(f, file) && files[f].tree.source().text().find(key) != std::string::npos) {
+            if (ctx.project.visible(f, file) && analysis::source_text(files[f]).find(key) != std::string::npos) {
                 naming.push_back(f);
             }
         }
         for (const std::size_t f : naming) {
             const auto& index = files[f].index;
-            walk_with_function(files[f].tree.root(), Node(), [&](const Node& n, const Node& enclosing) {
+            walk_with_function(ctx.project.tree_of(f).root(), Node(), [&](const Node& n, const Node& enclosing) {
                 if (!why.empty()) return false;
                 if (n.is("call")) {
                     const Node fn = n.field("function");
@@ -537,7 +537,7 @@ struct Matcher {
             // may be this one.
             for (const std::size_t f : naming) {
                 if (!why.empty()) break;
-                syntax::walk(files[f].tree.root(), [&](const Node& n) {
+                syntax::walk(ctx.project.tree_of(f).root(), [&](const Node& n) {
                     if (!why.empty()) return false;
                     if (!n.is("call") || !n.field("function").is("identifier")) return true;
                     bool splat = false;

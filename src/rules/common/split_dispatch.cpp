@@ -251,9 +251,9 @@ private:
         for (std::size_t f = 0; f < ctx_.project.files().size(); ++f) {
             if (!ctx_.project.visible(f, ctx_.file)) continue;  // another folder project's class of that name
             // A file whose text lacks the name has no mention of the class: no walk.
-            if (ctx_.project.files()[f].tree.source().text().find(owner) == std::string::npos) continue;
+            if (analysis::source_text(ctx_.project.files()[f]).find(owner) == std::string::npos) continue;
             bool other = false;
-            syntax::walk(ctx_.project.files()[f].tree.root(), [&](const Node& n) {
+            syntax::walk(ctx_.project.tree_of(f).root(), [&](const Node& n) {
                 if (!n.is("identifier") || n.text() != owner) return true;
                 const Node p = n.parent();
                 if (p.is("class_definition") && p.field("name") == n && f == ctx_.file) return true;
