@@ -415,9 +415,8 @@ def corpus_section(results: Path) -> list[str]:
             f"| run 2: wall time, peak RSS | {r2['wall_s']} s, {r2['peak_rss_mib']:,} MiB |", ""]
     if d["valid_refused"]:
         out += ["Valid files refused:", ""] + [f"- `{k}`: {v}" for k, v in sorted(d["valid_refused"].items())] + [""]
-    out += ["Peak RSS grows with the whole tree here. The tree holds packages, which every file may import, so it "
-            "is analysed as one group, and each file's parse tree is kept for that analysis. A batch of folder "
-            "projects (Hub checkouts) is fixed a few megabytes at a time instead (README, \"Memory\").", ""]
+    out += ["The run holds the parse trees of the files its analysis reads (the compiled scope and what it names), "
+            "not of every file; the rest of its memory is the files' texts (README, \"Memory\").", ""]
     scaling = results / "depth-scaling.json"
     if scaling.exists():
         sd = json.loads(scaling.read_text())
