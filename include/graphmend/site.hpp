@@ -35,18 +35,9 @@ std::string indent_of(const syntax::Node& node);
 /// until it has as many as the statement, so that code below keeps its line numbers.
 std::string keeping_lines(const syntax::Node& stmt, std::string replacement);
 
-/// What a test is while Dynamo traces, when its first operand settles it: true for a call
-/// of `is_compiling()` (torch.compiler's, torch._dynamo's, transformers'
-/// `is_torchdynamo_compiling`, `is_dynamo_compiling`: by name, without arguments), false for
-/// `torch.jit.is_scripting()`, through `not`, parentheses, and `and`/`or` whose left operand
-/// settles them (`not is_compiling() and x.any()` is false: `x.any()` never runs). nullopt
-/// otherwise.
-std::optional<bool> value_when_traced(const syntax::Node& test);
-
-/// The parts of an `if` statement that Dynamo never traces, by its test (value_when_traced):
-/// the test and the consequence when it is false, the test and every elif/else clause when
-/// it is true. Empty for any other node.
-std::vector<syntax::Node> untraced_parts(const syntax::Node& if_statement);
+// What a test is while Dynamo traces, and the parts of an `if` it never traces: see values.hpp.
+using analysis::untraced_parts;
+using analysis::value_when_traced;
 
 /// Calls `visit(node, def)` on every node of the file's in-scope functions, in each
 /// function's source order, with `def` the innermost function_definition around the node

@@ -32,6 +32,19 @@
 
 namespace graphmend::analysis {
 
+/// What a test is while Dynamo traces, when its first operand settles it: true for a call
+/// of `is_compiling()` (torch.compiler's, torch._dynamo's, transformers'
+/// `is_torchdynamo_compiling`, `is_dynamo_compiling`: by name, without arguments), false for
+/// `torch.jit.is_scripting()` and `torch.jit.is_tracing()`, through `not`, parentheses,
+/// and `and`/`or` whose left operand settles them (`not is_compiling() and x.any()` is false: `x.any()` never runs). nullopt
+/// otherwise.
+std::optional<bool> value_when_traced(const syntax::Node& test);
+
+/// The parts of an `if` statement that Dynamo never traces, by its test (value_when_traced):
+/// the test and the consequence when it is false, the test and every elif/else clause when
+/// it is true. Empty for any other node.
+std::vector<syntax::Node> untraced_parts(const syntax::Node& if_statement);
+
 /// The kinds a value may have: a set of these bits.
 enum Kind : std::uint16_t {
     kTensor = 1,

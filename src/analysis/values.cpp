@@ -318,6 +318,67 @@ struct Values::Frame {
     const std::set<std::string>* locals = nullptr;      // names the function binds
 };
 
+std::optional<bool> value_when_traced(const Node& test) {
+    const Node e = syntax::without_parens(test);
+    if (e.is("not_operator")) {
+        const auto v = value_when_traced(e.field("argument"));
+        return v ? std::optional<bool>(!*v) : std::nullopt;
+    }
+    if (e.is("boolean_operator")) {
+        const auto left = value_when_traced(e.field("left"));
+        const bool is_and = e.field("operator").text() == "and";
+        if (left && *left != is_and) return left;  // false and ..., true or ...: settled
+        if (left) return value_when_traced(e.field("right"));
+        return std::nullopt;
+    }
+    if (!e.is("call") || !e.field("arguments").named_children().empty()) return std::nullopt;
+    const std::string_view fn = e.field("function").text();
+    const auto dot = fn.rfind('.');
+    const std::string_view name = dot == std::string_view::npos ? fn : fn.substr(dot + 1);
+    if (name == "is_compiling" || name == "is_torchdynamo_compiling" || name == "is_dynamo_compiling") return true;
+    // torch.jit.is_scripting() and torch.jit.is_tracing() are False under Dynamo (measured,
+    // torch 2.12.1: `if torch.jit.is_tracing(): ...` compiles with fullgraph=True and runs the
+    // else branch).
+    if (name == "is_scripting" || name == "is_tracing") return false;
+    return std::nullopt;
+}
+
+std::vector<Node> untraced_parts(const Node& if_statement) {
+    if (!if_statement.is("if_statement")) return {};
+    const auto v = value_when_traced(if_statement.field("condition"));
+    if (!v) return {};
+    std::vector<Node> parts{if_statement.field("condition")};
+    if (!*v) {
+        parts.push_back(if_statement.field("consequence"));
+    } else {
+        for (const Node& alt : if_statement.children()) {
+            if (alt.is("elif_clause") || alt.is("else_clause")) parts.push_back(alt);
+        }
+    }
+    return parts;
+}
+
+namespace {
+
+// syntax::walk over a function's body without the parts of `if` statements Dynamo never
+// traces (untraced_parts): their calls pass no arguments and their returns return nothing
+// while the function is traced.
+template <typename Visit>
+void walk_traced(const Node& body, Visit&& visit) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> skipped;
+    syntax::walk(body, [&](const Node& n) {
+        for (const auto& [b, e] : skipped) {
+            if (n.begin() == b && n.end() == e) return false;
+        }
+        if (n.is("if_statement")) {
+            for (const Node& p : untraced_parts(n)) skipped.emplace_back(p.begin(), p.end());
+        }
+        return visit(n);
+    });
+}
+
+}  // namespace
+
 Values::Values(const Project& project) : project_(project) {
     const auto& files = project.files();
     for (std::size_t f = 0; f < files.size(); ++f) {
@@ -393,12 +454,12 @@ Values::Values(const Project& project) : project_(project) {
             s.locals = analysis::local_names(fn);
             s.reaching = analysis::reaching_assignments(fn);
             s.narrowed = isinstance_narrowing(fn);
-            syntax::walk(fn.field("body"), [&](const Node& n) {
+            walk_traced(fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition")) return false;
                 if (n.is("call")) s.calls.push_back(n);
                 return true;
             });
-            syntax::walk(fn.field("body"), [&](const Node& n) {
+            walk_traced(fn.field("body"), [&](const Node& n) {
                 if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
                 if (n.is("assignment") || n.is("augmented_assignment") || n.is("named_expression") ||
                     n.is("for_statement") || n.is("for_in_clause") || n.is("return_statement") || n.is("yield")) {

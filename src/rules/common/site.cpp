@@ -17,43 +17,6 @@ Site new_site(const RuleInfo& info, const Node& node, std::string what, std::str
     return site;
 }
 
-std::optional<bool> value_when_traced(const Node& test) {
-    const Node e = syntax::without_parens(test);
-    if (e.is("not_operator")) {
-        const auto v = value_when_traced(e.field("argument"));
-        return v ? std::optional<bool>(!*v) : std::nullopt;
-    }
-    if (e.is("boolean_operator")) {
-        const auto left = value_when_traced(e.field("left"));
-        const bool is_and = e.field("operator").text() == "and";
-        if (left && *left != is_and) return left;  // false and ..., true or ...: settled
-        if (left) return value_when_traced(e.field("right"));
-        return std::nullopt;
-    }
-    if (!e.is("call") || !e.field("arguments").named_children().empty()) return std::nullopt;
-    const std::string_view fn = e.field("function").text();
-    const auto dot = fn.rfind('.');
-    const std::string_view name = dot == std::string_view::npos ? fn : fn.substr(dot + 1);
-    if (name == "is_compiling" || name == "is_torchdynamo_compiling" || name == "is_dynamo_compiling") return true;
-    if (name == "is_scripting") return false;
-    return std::nullopt;
-}
-
-std::vector<Node> untraced_parts(const Node& if_statement) {
-    if (!if_statement.is("if_statement")) return {};
-    const auto v = value_when_traced(if_statement.field("condition"));
-    if (!v) return {};
-    std::vector<Node> parts{if_statement.field("condition")};
-    if (!*v) {
-        parts.push_back(if_statement.field("consequence"));
-    } else {
-        for (const Node& alt : if_statement.children()) {
-            if (alt.is("elif_clause") || alt.is("else_clause")) parts.push_back(alt);
-        }
-    }
-    return parts;
-}
-
 std::string one_line(std::string_view text, Blanks blanks, std::size_t longest) {
     std::string out;
     for (char c : text) {
