@@ -73,6 +73,8 @@ std::uint16_t kinds_of_class(std::string_view t) {
     }
     if (t == "dict" || t == "set" || t == "Mapping" || t == "collections.abc.Mapping") return kSeq | kOther;
     if (t == "nn.Module" || t == "torch.nn.Module") return kModule;
+    // numpy's arrays and scalars (`np.ndarray`, `np.floating`): Python values to Dynamo, never tensors.
+    if (t.starts_with("np.") || t.starts_with("numpy.")) return kOther;
     return 0;
 }
 
@@ -101,9 +103,11 @@ std::optional<std::pair<std::string, std::uint16_t>> isinstance_test(const Node&
 
 // For the reads of a function narrowed by an enclosing isinstance test, the kinds they may
 // have: read's start byte -> kinds kept. The consequence of `if isinstance(x, T)` (or of a
-// conjunct of an `and`) keeps T's kinds; the elif/else clauses of `if isinstance(x, T)`
-// and the consequence of `if not isinstance(x, T)` drop them. A read after the name is
-// bound again inside the branch is not narrowed.
+// conjunct of an `and`) keeps T's kinds; the elif/else clauses of `if isinstance(x, T)`,
+// the statements after it when it has none and its consequence always leaves (`if
+// isinstance(x, T): return ...`), and the consequence of `if not isinstance(x, T)` drop
+// them (the negated test the other way). A read after the name is bound again is not
+// narrowed.
 std::map<std::uint32_t, std::uint16_t> isinstance_narrowing(const Node& fn) {
     std::map<std::uint32_t, std::uint16_t> out;
     constexpr std::uint16_t kAll = 0xFFFF;
@@ -119,13 +123,7 @@ std::map<std::uint32_t, std::uint16_t> isinstance_narrowing(const Node& fn) {
     };
     // The reads of `name` in a clause (an elif's test, then its block; a block), statement by
     // statement, until one binds it: a plain assignment's own value still reads the old one.
-    auto narrow = [&](const Node& region, const std::string& name, std::uint16_t keep) {
-        std::vector<Node> parts;
-        if (region.is("elif_clause")) parts.push_back(region.field("condition"));
-        const Node block = region.is("block")         ? region
-                           : region.is("elif_clause") ? region.field("consequence")
-                                                      : region.field("body");
-        for (const Node& stmt : block.named_children()) parts.push_back(stmt);
+    auto narrow_parts = [&](const std::vector<Node>& parts, const std::string& name, std::uint16_t keep) {
         for (const Node& part : parts) {
             if (!analysis::binds(part, name)) {
                 mark(part, name, keep);
@@ -137,8 +135,43 @@ std::map<std::uint32_t, std::uint16_t> isinstance_narrowing(const Node& fn) {
                 while (right.is("assignment")) right = right.field("right");
                 if (right && !analysis::binds(right, name)) mark(right, name, keep);
             }
+            // An `if` that binds it in a branch: its test still reads the old value.
+            if (part.is("if_statement") && !analysis::binds(part.field("condition"), name)) {
+                mark(part.field("condition"), name, keep);
+            }
             break;
         }
+    };
+    auto narrow = [&](const Node& region, const std::string& name, std::uint16_t keep) {
+        std::vector<Node> parts;
+        if (region.is("elif_clause")) parts.push_back(region.field("condition"));
+        const Node block = region.is("block")         ? region
+                           : region.is("elif_clause") ? region.field("consequence")
+                                                      : region.field("body");
+        for (const Node& stmt : block.named_children()) parts.push_back(stmt);
+        narrow_parts(parts, name, keep);
+    };
+    // The statements after an `if` (in its block) that run only when its test was false: the
+    // `if` has no elif or else and its consequence always leaves (it ends in a return, raise,
+    // continue or break).
+    auto after_exit = [](const Node& if_statement) {
+        std::vector<Node> rest;
+        for (const Node& c : if_statement.children()) {
+            if (c.is("elif_clause") || c.is("else_clause")) return rest;
+        }
+        const auto body = if_statement.field("consequence").named_children();
+        if (body.empty()) return rest;
+        const Node last = body.back();
+        if (!last.is("return_statement") && !last.is("raise_statement") && !last.is("continue_statement") &&
+            !last.is("break_statement")) {
+            return rest;
+        }
+        bool seen = false;
+        for (const Node& stmt : if_statement.parent().named_children()) {
+            if (seen) rest.push_back(stmt);
+            seen = seen || stmt == if_statement;
+        }
+        return rest;
     };
     syntax::walk(fn.field("body"), [&](const Node& n) {
         if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
@@ -177,6 +210,8 @@ std::map<std::uint32_t, std::uint16_t> isinstance_narrowing(const Node& fn) {
                 if (!single) continue;
                 const std::uint16_t other = negated ? kinds : static_cast<std::uint16_t>(~kinds);
                 for (std::size_t j = i; j < later.size(); ++j) narrow(later[j], name, other);
+                // `if isinstance(x, T): return ...`: below it, x is not a T.
+                if (clauses.size() == 1) narrow_parts(after_exit(n), name, other);
             }
         }
         return true;

@@ -95,8 +95,13 @@ bool reads_data_if(const Node& test, const std::set<std::string>& tensor_names,
         if (n.is("call")) {
             const Node fn = n.field("function");
             if (fn.is("attribute") && is_data_read(fn.field("attribute").text())) {
-                const std::string_view root = fn.field("object").text();
-                if (root != "np" && root != "numpy" && root != "math") found = true;
+                const Node object = fn.field("object");
+                const std::string_view root = object.text();
+                // A name narrowed to a Python value or a numpy array (`isinstance(x, np.ndarray)`)
+                // reads no tensor data.
+                if (root != "np" && root != "numpy" && root != "math" && !(object.is("identifier") && !counts(object))) {
+                    found = true;
+                }
             }
             if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool")) {
                 const auto args = n.field("arguments").named_children();
