@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "graphmend/analysis.hpp"
@@ -550,6 +551,43 @@ void Project::compute_scope() {
             }
         }
     };
+    // The nn.Module classes of the project that `self.NAME = Class(...)` binds in a class's
+    // __init__ or its bases' (what `self.NAME.m(...)` calls a method of), by (file, class, NAME).
+    std::map<std::tuple<std::size_t, std::string, std::string>, std::set<std::pair<std::size_t, std::string>>>
+        attribute_classes;
+    auto classes_of_attribute = [&](std::size_t file, const std::string& cls, const std::string& name)
+        -> const std::set<std::pair<std::size_t, std::string>>& {
+        const auto key = std::make_tuple(file, cls, name);
+        if (const auto it = attribute_classes.find(key); it != attribute_classes.end()) return it->second;
+        std::set<std::pair<std::size_t, std::string>> out;
+        std::vector<std::pair<std::size_t, std::string>> todo{{file, cls}};
+        std::set<std::pair<std::size_t, std::string>> seen;
+        while (!todo.empty()) {
+            const auto c = todo.back();
+            todo.pop_back();
+            if (!seen.insert(c).second) continue;
+            load({c.first});
+            const auto it = files_[c.first].index.classes.find(c.second);
+            if (it == files_[c.first].index.classes.end()) continue;
+            // In __init__, as the value analysis reads attributes (Values, attributes_).
+            if (const auto init = it->second.methods.find("__init__"); init != it->second.methods.end()) {
+                syntax::walk(init->second.field("body"), [&](const Node& n) {
+                    if (n.is("function_definition") || n.is("class_definition")) return false;
+                    if (!n.is("assignment")) return true;
+                    const Node left = n.field("left");
+                    const Node right = n.field("right");
+                    if (left.is("attribute") && left.field("object").text() == "self" &&
+                        left.field("attribute").text() == name && right.is("call")) {
+                        const Symbol s = resolve_expr(c.first, right.field("function"));
+                        if (s.kind == Symbol::Class && is_module_class(s.file, s.name)) out.emplace(s.file, s.name);
+                    }
+                    return true;
+                });
+            }
+            for (const auto& b : class_bases(c.first, c.second)) todo.push_back(b);
+        }
+        return attribute_classes.emplace(key, std::move(out)).first->second;
+    };
     // The function a compile call or a reference names: `f`, `self.m`, `mod.f`, `Class.m`.
     auto add_target = [&](std::size_t f, const Node& target) {
         if (target.is("identifier")) {
@@ -655,6 +693,12 @@ void Project::compute_scope() {
                     add_method(ref.file, owner, attr, true, true);
                 } else if (obj.is("call") && obj.field("function").text() == "super" && !owner.empty()) {
                     for (const auto& b : class_bases(ref.file, owner)) add_method(b.first, b.second, attr, true, false);
+                } else if (obj.is("attribute") && obj.field("object").text() == "self" && !owner.empty()) {
+                    // `self.NAME.m(...)` on a module attribute: the method of its class.
+                    const std::string name(obj.field("attribute").text());
+                    for (const auto& c : classes_of_attribute(ref.file, owner, name)) {
+                        add_method(c.first, c.second, attr, true, false);
+                    }
                 } else {
                     const Symbol s = resolve_expr(ref.file, obj);
                     if (s.kind == Symbol::Module) {

@@ -738,6 +738,19 @@ const Values::Summary* Values::callee_of(const Frame& f, const Node& call, Value
                 return nullptr;
             }
         }
+        // A method of a module attribute (`self.updater.redraw(...)`): its class's method.
+        if (fn.is("attribute") && fn.field("object").is("attribute") &&
+            fn.field("object").field("object").text() == "self" && !owner.empty()) {
+            const Value attr = self_attribute(f.file, owner, text(fn.field("object").field("attribute")));
+            const auto colon = attr.cls.find(':');
+            if (attr.kinds == kModule && colon != std::string::npos && !attr.cls.starts_with("torch.")) {
+                const std::size_t file = std::stoul(attr.cls.substr(0, colon));
+                if (auto m = project_.find_method(file, attr.cls.substr(colon + 1), text(fn.field("attribute")))) {
+                    return summary_of(m->file, m->node);
+                }
+            }
+            return nullptr;
+        }
         if (auto ref = project_.callee(f.file, call, owner)) return summary_of(ref->file, ref->node);
     }
     return nullptr;
