@@ -783,8 +783,16 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             return Value::of(kNumber | (a.kinds & kUnknown), a.data);
         }
         if (name == "max" || name == "min") {
+            // Of a tensor and numbers, Dynamo computes a tensor (torch.clamp / torch.maximum;
+            // measured at torch 2.12.1: `max(t.max() + 1, n)` traces without a break).
             Value v;
-            for (std::size_t i = 0; i < args.size(); ++i) v = join(v, arg(i));
+            bool tensor = false;
+            for (std::size_t i = 0; i < args.size(); ++i) {
+                const Value a = arg(i);
+                tensor = tensor || a.only(kTensor);
+                v = join(v, a);
+            }
+            if (tensor) return Value::of(kTensor, v.data);
             return v;
         }
         if (name == "range" || name == "enumerate" || name == "zip" || name == "list" || name == "tuple" ||

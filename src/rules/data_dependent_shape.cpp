@@ -340,9 +340,17 @@ private:
         // A tensor given where torch wants a size: `torch.arange(seq_len)` with seq_len a 0-d
         // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
         // result's shape follows the data.
-        if (torch_fn && kSizeFactories.contains(method)) {
+        if (torch_fn && (kSizeFactories.contains(method) || method == "one_hot")) {
             std::vector<Node> sizes;  // the positional arguments, and the items of a size tuple
+            if (method == "one_hot") {  // F.one_hot(x, num_classes): the class count is a size
+                for (std::size_t i = 0; i < args.size(); ++i) {
+                    if (args[i].is("keyword_argument") ? args[i].field("name").text() == "num_classes" : i == 1) {
+                        sizes.push_back(args[i].is("keyword_argument") ? args[i].field("value") : args[i]);
+                    }
+                }
+            }
             for (const Node& a : args) {
+                if (method == "one_hot") break;
                 if (a.is("tuple") || a.is("list")) {
                     for (const Node& item : a.named_children()) sizes.push_back(item);
                 } else if (!a.is("keyword_argument")) {
@@ -404,9 +412,30 @@ private:
 
     // True when `a`, a size argument in `def`, holds a tensor on every path that reaches it:
     // a parameter the function never rebinds that a caller passes a tensor (the others None
-    // or what the analysis cannot tell), or a local assigned once, from a tensor.
+    // or what the analysis cannot tell), a local assigned once, from a tensor, or a call or
+    // arithmetic whose value can only be a tensor.
     static bool tensor_size(const Context& ctx, const Node& def, const Node& a) {
-        if (!a.is("identifier")) return false;
+        // A call or arithmetic computed there (`max(t.max() + 1, n)`): a tensor when it can be
+        // nothing else, and every name in it that may hold a tensor holds one on every path
+        // (as a size argument named alone must; `n + m` with `n` a tensor on one path only is not).
+        if (!a.is("identifier")) {
+            if (!(a.is("call") || a.is("binary_operator")) || !ctx.values.eval(ctx.file, a).only(analysis::kTensor)) {
+                return false;
+            }
+            bool every = true;
+            syntax::walk(a, [&](const Node& n) {
+                if (!every || n.is("lambda")) return false;
+                if (!n.is("identifier")) return true;
+                const Node p = n.parent();
+                if ((p.is("attribute") && p.field("attribute") == n) || (p.is("keyword_argument") && p.field("name") == n) ||
+                    (p.is("call") && p.field("function") == n)) {
+                    return true;
+                }
+                if (ctx.values.eval(ctx.file, n).tensor() && !tensor_size(ctx, def, n)) every = false;
+                return true;
+            });
+            return every;
+        }
         const analysis::Value v = ctx.values.eval(ctx.file, a);
         if (!v.tensor() || !v.only(analysis::kTensor | analysis::kNone | analysis::kUnknown)) return false;
         if (is_parameter(def, a.text())) return !assigned_in_body(def, a.text());
