@@ -344,14 +344,16 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     };
     parallel_for(n, options.threads, [&](std::size_t i) {
         outcomes[i].path = inputs[i].path;
-        // `fixed` is set by fix_one when the file is rewritten, else to `original` once the
-        // analysis is done: one copy of each text less while the trees are held.
-        outcomes[i].original = inputs[i].text;
+        // One copy of each text while the analysis runs: a pruned file's text is its
+        // SourceFile's, and comes back to `original` after the rules (kept trees: copied now).
+        // `fixed` is set by fix_one when the file is rewritten, else to `original` at the end.
+        if (options.keep_trees) outcomes[i].original = inputs[i].text;
         outcomes[i].runtime = inputs[i].runtime;
         analysis::ModulePlace place = analysis::place_module(inputs[i].path);
         outcomes[i].project = project_as_given(inputs[i].path, place.project);
         syntax::Tree tree =
             syntax::Tree::parse(options.keep_trees ? std::move(inputs[i].text) : std::string(inputs[i].text));
+        if (!options.keep_trees && tree.error()) outcomes[i].original = std::move(inputs[i].text);
         if (const auto err = tree.error()) {
             outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
                                             err->message);
@@ -394,7 +396,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     }
     parsed.clear();
     {
-        const analysis::Project project(
+        analysis::Project project(
             std::move(files), [&](std::vector<analysis::SourceFile>& all, const std::vector<std::size_t>& load) {
                 parallel_for(load.size(), options.threads, [&](std::size_t k) { analysis::load_file(all[load[k]]); });
             });
@@ -406,6 +408,11 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
             fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
             report("fixed", input_of_file.size());
         });
+        for (std::size_t f = 0; f < input_of_file.size() && !options.keep_trees; ++f) {
+            analysis::SourceFile& file = project.files()[f];
+            outcomes[input_of_file[f]].original =
+                file.pruned ? std::move(file.text) : std::string(file.tree.source().text());
+        }
     }
     // A rewritten text is never empty (a fix adds to it); an empty `fixed` is a file left as it was.
     for (FileOutcome& out : outcomes) {
