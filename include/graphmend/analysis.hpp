@@ -123,6 +123,10 @@ struct ModulePlace {
 };
 ModulePlace place_module(const std::string& path);
 
+/// `a.b.C` for a chain of identifiers and attributes (the forms Project::resolve_expr
+/// resolves), "" for any other expression. Iterative: any chain length is safe.
+std::string chain_text(syntax::Node node);
+
 /// Builds the index of a parsed module.
 ModuleIndex index_module(const syntax::Node& root);
 

@@ -15,19 +15,6 @@ namespace {
 
 std::string dotted(const Node& n) { return std::string(n.text()); }
 
-// `a.b.C` for a chain of identifiers and attributes (the forms Project::resolve_expr
-// resolves), "" for any other expression.
-std::string chain_text(Node n) {
-    std::vector<std::string_view> attributes;  // outermost first
-    for (; n.is("attribute"); n = n.field("object")) attributes.push_back(n.field("attribute").text());
-    if (!n.is("identifier")) return {};
-    std::string chain(n.text());
-    for (auto it = attributes.rbegin(); it != attributes.rend(); ++it) {
-        chain += '.';
-        chain += *it;
-    }
-    return chain;
-}
 
 void add_import_statement(const Node& stmt, ModuleIndex& index) {
     for (const Node& c : stmt.named_children()) {
@@ -138,6 +125,18 @@ void visit_block(const Node& block, ModuleIndex& index) {
 }
 
 }  // namespace
+
+std::string chain_text(Node n) {
+    std::vector<std::string_view> attributes;  // outermost first
+    for (; n.is("attribute"); n = n.field("object")) attributes.push_back(n.field("attribute").text());
+    if (!n.is("identifier")) return {};
+    std::string chain(n.text());
+    for (auto it = attributes.rbegin(); it != attributes.rend(); ++it) {
+        chain += '.';
+        chain += *it;
+    }
+    return chain;
+}
 
 const Import* ModuleIndex::find_import(const std::string& local) const {
     for (auto it = imports.rbegin(); it != imports.rend(); ++it) {

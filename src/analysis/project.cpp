@@ -173,18 +173,12 @@ std::set<std::string> expression_chains(const Node& root) {
             return false;
         }
         if (!n.is("identifier") && !n.is("attribute")) return true;
-        std::string chain;
-        std::vector<std::string_view> attributes;
-        Node base = n;
-        for (; base.is("attribute"); base = base.field("object")) attributes.push_back(base.field("attribute").text());
-        if (!base.is("identifier")) return true;  // `f().x`: not resolved; its parts are walked
-        chain = std::string(base.text());
-        out.insert(chain);
-        for (auto it = attributes.rbegin(); it != attributes.rend(); ++it) {
-            chain += '.';
-            chain += *it;
-            out.insert(chain);
+        const std::string chain = chain_text(n);
+        if (chain.empty()) return true;  // `f().x`: not resolved; its parts are walked
+        for (std::size_t dot = chain.find('.'); dot != std::string::npos; dot = chain.find('.', dot + 1)) {
+            out.insert(chain.substr(0, dot));
         }
+        out.insert(chain);
         return false;  // the chain's parts are in it
     });
     return out;
@@ -484,12 +478,21 @@ Project::Tracing Project::tracing_of(std::size_t file, const Node& function) con
     return Tracing::Traced;
 }
 
+namespace {
+
+// torch.compile and its aliases; with `factory`, also the APIs that return a compiler
+// (`torch._dynamo.optimize(backend)(f)`).
+bool is_compile_api_name(const std::string& dotted, bool factory) {
+    if (dotted == "torch.compile" || dotted == "torch.compiler.compile") return true;
+    return factory && (dotted == "torch._dynamo.optimize" || dotted == "torch._dynamo.optimize_assert");
+}
+
+}  // namespace
+
 bool Project::is_compile_api(std::size_t file, const Node& expr, bool factory) const {
     if (!expr.is("identifier") && !expr.is("attribute")) return false;
     const Symbol s = resolve_expr(file, expr);
-    if (s.kind != Symbol::External) return false;
-    if (s.name == "torch.compile" || s.name == "torch.compiler.compile") return true;
-    return factory && (s.name == "torch._dynamo.optimize" || s.name == "torch._dynamo.optimize_assert");
+    return s.kind == Symbol::External && is_compile_api_name(s.name, factory);
 }
 
 void Project::compute_scope() {
@@ -624,9 +627,7 @@ void Project::compute_scope() {
     for (const std::size_t f : by_path_) {
         for (const std::string& callee : files_[f].index.compile_callees) {
             const Symbol s = resolve_dotted(f, callee);
-            compiles[f] = compiles[f] || (s.kind == Symbol::External &&
-                                          (s.name == "torch.compile" || s.name == "torch.compiler.compile" ||
-                                           s.name == "torch._dynamo.optimize" || s.name == "torch._dynamo.optimize_assert"));
+            compiles[f] = compiles[f] || (s.kind == Symbol::External && is_compile_api_name(s.name, true));
         }
         bool forward = false;
         for (const auto& [name, info] : files_[f].index.classes) {
