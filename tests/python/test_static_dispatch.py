@@ -474,7 +474,11 @@ def test_a_mask_with_more_experts_than_modules_runs_the_loop(cls, tmp_path):
         want, _ = run(want_module, extra, False)
         _, want_graphs = run(want_module, extra, True)
         got, got_graphs = run(got_module, extra, True)
-        assert torch.equal(got, want)
+        assert torch.equal(run(got_module, extra, False)[0], want)  # eagerly: the loop as written, bit for bit
+        # Compiled, each expert's product runs on the padded candidate rows (the pairs form of
+        # the body, also where the hit list falls back to the loop): the last bits may differ
+        # (BLAS kernels; 1.19e-7 measured on an AVX-512 Xeon, equal on the machine before).
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
         if extra:  # the loop as written: it breaks on nonzero, not on an exception in the static form
             assert 1 < got_graphs <= want_graphs
             torch.manual_seed(0)
