@@ -416,7 +416,8 @@ def corpus_section(results: Path) -> list[str]:
     if d["valid_refused"]:
         out += ["Valid files refused:", ""] + [f"- `{k}`: {v}" for k, v in sorted(d["valid_refused"].items())] + [""]
     out += ["The run holds the parse trees of the files its analysis reads (the compiled scope and what it names), "
-            "not of every file; the rest of its memory is the files' texts (README, \"Memory\").", ""]
+            "not of every file, and the texts of the files it rewrites or reports on; every other file costs its "
+            "index of names and words (README, \"Memory\").", ""]
     scaling = results / "depth-scaling.json"
     if scaling.exists():
         sd = json.loads(scaling.read_text())

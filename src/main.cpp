@@ -33,7 +33,6 @@
 #include "graphmend/config_cli.hpp"
 #include "graphmend/fixer.hpp"
 #include "graphmend/output.hpp"
-#include "graphmend/parallel.hpp"
 #include "graphmend/rule_pages.hpp"
 #include "graphmend/runtime_module.hpp"
 
@@ -185,36 +184,39 @@ std::vector<Pending> find_inputs(const Options& opt, std::vector<std::string>& e
     return out;
 }
 
-// The texts of `group`'s inputs, read in parallel; a file that cannot be read goes to `errors`
-// (in file order, as with one thread) and gets no input.
+// The inputs of `group`. A file is read by fix_files (InputFile::from_disk), as it parses it,
+// and its text is held only while it is needed; stdin's text is read already, and `-o`'s file
+// is read here (its output is written even when it is unchanged).
 std::vector<graphmend::InputFile> read_inputs(const Options& opt, std::vector<Pending>& pending,
                                               const std::vector<std::size_t>& group,
                                               std::vector<std::string>& errors) {
     using namespace graphmend;
-    std::vector<std::string> texts(group.size());
-    std::vector<std::string> read_errors(group.size());
-    parallel_for(group.size(), opt.threads, [&](std::size_t k) {
-        Pending& p = pending[group[k]];
-        if (p.text) {
-            texts[k] = std::move(*p.text);
-            return;
-        }
-        try {
-            texts[k] = output::read_file(p.path);
-        } catch (const std::exception& e) {
-            read_errors[k] = e.what();
-        }
-    });
     std::vector<InputFile> inputs;
-    for (std::size_t k = 0; k < group.size(); ++k) {
-        if (!read_errors[k].empty()) {
-            errors.push_back(std::move(read_errors[k]));
-            continue;
+    for (const std::size_t k : group) {
+        Pending& p = pending[k];
+        if (p.text) {
+            inputs.push_back({p.path, std::move(*p.text), p.settings, p.runtime});
+        } else if (!opt.output.empty()) {
+            try {
+                inputs.push_back({p.path, syntax::read_file(p.path), p.settings, p.runtime});
+            } catch (const std::exception& e) {
+                errors.push_back(e.what());
+            }
+        } else {
+            inputs.push_back({p.path, std::string(), p.settings, p.runtime, true});
         }
-        Pending& p = pending[group[k]];
-        inputs.push_back({p.path, std::move(texts[k]), p.settings, p.runtime});
     }
     return inputs;
+}
+
+// Moves the outcomes of inputs that could not be read (FileError::Read) to `errors`: as a file
+// read_inputs cannot read, they have no outcome.
+void take_read_errors(std::vector<graphmend::FileOutcome>& outcomes, std::vector<std::string>& errors) {
+    std::erase_if(outcomes, [&](graphmend::FileOutcome& o) {
+        if (!o.error || o.error_kind != graphmend::FileError::Read) return false;
+        errors.push_back(std::move(*o.error));
+        return true;
+    });
 }
 
 // The files `fix` would rewrite in place but must not, being links (output::link_refusal):
@@ -322,6 +324,7 @@ int run(const Options& opt, bool fix) {
     std::vector<runtime_module::Planned> modules;
     for (const auto& group : groups) {
         std::vector<FileOutcome> done = fix_files(read_inputs(opt, pending, group, read_errors), fix_options);
+        take_read_errors(done, read_errors);
         files_before += group.size();
         for (const auto& o : done) warn(opt, o.warnings);
         // Before the files: a project whose module cannot be written is not written. Not for -o and

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     }
     std::vector<analysis::SourceFile> files;
     for (const auto& path : output::collect_python_files(std::vector<std::string>(argv + 1, argv + argc))) {
-        syntax::Tree tree = syntax::Tree::parse(output::read_file(path));
+        syntax::Tree tree = syntax::Tree::parse(syntax::read_file(path));
         if (tree.error()) continue;
         analysis::ModulePlace place = analysis::place_module(path);
         auto index = analysis::index_module(tree.root());

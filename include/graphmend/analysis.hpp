@@ -41,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,27 @@ struct ModuleIndex {
     void forget_nodes();
 };
 
+/// A pruned file whose text is not held: it is read again from SourceFile::path when the
+/// analysis needs its tree. `size` and `hash` (std::hash of the bytes) are those of the first
+/// read, so that a file changed since is noticed; `cr_only`: its lines end in a lone CR and it
+/// is read as LF text (fix_files).
+struct DiskText {
+    std::uint64_t size = 0;
+    std::uint64_t hash = 0;
+    bool cr_only = false;
+
+    /// The DiskText of `bytes`, the file's bytes as read.
+    static DiskText of(std::string_view bytes);
+};
+
+/// Thrown when a file read again (DiskText) is not the file first read: it changed on disk,
+/// or can no longer be read, while graphmend ran. what(): "PATH: changed on disk while
+/// graphmend read it" (or the read's error).
+class SourceChanged : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /// One source file of a project: its path, dotted module name and parse tree.
 struct SourceFile {
     std::string path;
@@ -100,18 +122,36 @@ struct SourceFile {
     std::string project;    // the project's folder (absolute): outermost package folder, or the folder
     bool isolated = false;  // a folder project: its modules are visible only to its own files
     /// A file whose tree is not held (see Project's constructor): its tree is an empty parse,
-    /// its index holds names without nodes (ModuleIndex::forget_nodes), and `text` holds its
-    /// source (load_file; project-wide text scans, Project::tree_of).
+    /// its index holds names without nodes (ModuleIndex::forget_nodes), and its source is
+    /// `text`, or, when `on_disk` is set, the file at `path` (load_file, Project::tree_of).
     bool pruned = false;
     std::string text{};
+    std::optional<DiskText> on_disk{};
+    /// The distinct words of the source (word_hashes): what a project-wide scan for the
+    /// mentions of a name tests (mentions) before it parses a file. Empty: computed by
+    /// Project's constructor.
+    std::vector<std::uint32_t> words{};
 };
 
-/// The source text of a file, pruned or not.
-std::string_view source_text(const SourceFile& file);
+/// The source of a file: its tree's text, its held `text`, or its file read again from disk
+/// (as LF text when DiskText::cr_only). Throws SourceChanged when the file read is not the one
+/// first read (another size or hash) or cannot be read.
+std::string read_source(const SourceFile& file);
 
-/// Loads a pruned file: parses its text into its tree and fills in the nodes of its index
-/// (the names are those of the same text, so the maps are not changed, only their values);
-/// clears `pruned` and `text`. A file that is not pruned is left as it is.
+/// The words of a UTF-8 text, sorted and distinct, as 32-bit hashes (std::hash, folded): each
+/// maximal run of ASCII letters, digits and `_` and of bytes >= 0x80 (Python's identifiers,
+/// keywords and numbers, and the like inside strings and comments). 4 bytes a word: about
+/// 1 KB a file of site-packages.
+std::vector<std::uint32_t> word_hashes(std::string_view text);
+
+/// True when `name`, an identifier, may be a word of the file's source (SourceFile::words; a
+/// hash collision answers true): false means no identifier of the file is `name`.
+bool mentions(const SourceFile& file, std::string_view name);
+
+/// Loads a pruned file: parses its source (read_source) into its tree and fills in the nodes
+/// of its index (the names are those of the same text, so the maps are not changed, only
+/// their values); clears `pruned`, `text` and `on_disk`. A file that is not pruned is left as
+/// it is. Throws SourceChanged as read_source.
 void load_file(SourceFile& file);
 
 /// Where a file sits: its module name and project (see the top of this header).
@@ -174,7 +214,8 @@ public:
     /// any threads): the indices are distinct.
     using Loader = std::function<void(std::vector<SourceFile>&, const std::vector<std::size_t>&)>;
 
-    /// `files` may come pruned (SourceFile::pruned: an index of names, the source as text).
+    /// `files` may come pruned (SourceFile::pruned: an index of names and words, the source as
+    /// text or on disk).
     /// The constructor loads those the analysis reads, with `load` (empty: one at a time,
     /// on this thread), and leaves the others pruned:
     /// - the files of the entry points (classes with a forward; compile API calls), then each
@@ -193,9 +234,10 @@ public:
 
     [[nodiscard]] const std::vector<SourceFile>& files() const { return files_; }
     [[nodiscard]] std::vector<SourceFile>& files() { return files_; }
-    /// The tree of a file: its own, or for a pruned file a parse of its text made on first use
-    /// and kept while the project lives (a project-wide scan for the mentions of a name reads
-    /// files the analysis does not reach). Safe to call from several threads.
+    /// The tree of a file: its own, or for a pruned file a parse of its source (read_source)
+    /// made on first use and kept while the project lives (a project-wide scan for the
+    /// mentions of a name reads files the analysis does not reach). Safe to call from several
+    /// threads. Throws SourceChanged as read_source.
     [[nodiscard]] const syntax::Tree& tree_of(std::size_t file) const;
     /// True when the function_definition starting at `begin` in `file` is in scope.
     [[nodiscard]] bool in_scope(std::size_t file, std::uint32_t begin) const;

@@ -55,6 +55,13 @@ struct InputFile {
     /// comment is analysed with the others but gets no rules.
     std::shared_ptr<const FileSettings> settings = nullptr;
     RuntimeForm runtime = RuntimeForm::Inline;
+    /// Set: `text` is empty, and the file at `path` is read when the first pass parses it,
+    /// then again only where the analysis or a later pass needs it. An unchanged file without
+    /// sites then holds no text, in the analysis or in its outcome (README "Memory"). A file
+    /// that cannot be read gets an outcome with FileError::Read, and so does every file of the
+    /// inputs when one of them changes on disk while they are fixed, twice running (a first
+    /// time, they are fixed again from the start).
+    bool from_disk = false;
 };
 
 /// Where a site's byte range and its fix's edits come from. Rewrites keep line counts, so a
@@ -65,9 +72,11 @@ enum class SiteOrigin : std::uint8_t {
     FoundLater,  // found by a later pass: its range and edits are in the text the pass before wrote
 };
 
-/// What FileOutcome::error is: the input's syntax error (a finding, at `error_at`), or a
-/// rewrite that does not parse (an internal error; the file is left unchanged).
-enum class FileError : std::uint8_t { Syntax, Internal };
+/// What FileOutcome::error is: the input's syntax error (a finding, at `error_at`), a
+/// rewrite that does not parse (an internal error; the file is left unchanged), or an input
+/// read from disk (InputFile::from_disk) that could not be read or changed while it was fixed
+/// (an I/O error: the file is left unchanged and has no sites).
+enum class FileError : std::uint8_t { Syntax, Internal, Read };
 
 /// Where the lines of a text start, and the bytes of its lines that hold non-ASCII bytes: what
 /// a report needs to turn byte offsets into lines and code-point columns once the text itself
@@ -86,7 +95,7 @@ struct TextLines {
 struct FileOutcome {
     std::string path;
     std::string project;  // the file's project folder, as given ("tests/checkouts/alpha"); see analysis.hpp
-    std::string original;
+    std::string original;              // empty when texts_on_disk
     std::string fixed;                 // == original when nothing was rewritten
     std::vector<rules::Site> sites;    // in source order
     std::vector<bool> applied;         // per site: its fix is in `fixed`
@@ -102,6 +111,12 @@ struct FileOutcome {
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be
     RuntimeForm runtime = RuntimeForm::Inline;  // the form asked for (InputFile::runtime)
     bool imports_runtime = false;  // `fixed` was rewritten in the Module form and imports the module
+    /// An input read from disk: its bytes' size and hash as first read. When `texts_on_disk`,
+    /// the file was left as it was and had no site: `original` and `fixed` are empty, and
+    /// the text is the file's.
+    std::optional<analysis::DiskText> disk;
+    bool texts_on_disk = false;
+    bool cr_only = false;  // internal: read as LF text (fix_files)
 
     [[nodiscard]] bool changed() const { return texts_released ? was_changed : fixed != original; }
 

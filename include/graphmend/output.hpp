@@ -214,9 +214,6 @@ void write_atomically(const std::string& path, const std::string& text, LinkPoli
 /// message it throws), or "" when it would write it.
 std::string link_refusal(const std::string& path, LinkPolicy links);
 
-/// Reads a whole file. Throws std::runtime_error when it cannot be read.
-std::string read_file(const std::string& path);
-
 /// The *.py files of each path, found as config::discover finds them with no configuration
 /// file read (the default excludes, .gitignore). Throws std::runtime_error for a missing path.
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths);

@@ -186,4 +186,8 @@ Node without_parens(Node node);
 /// The number of '\n' bytes in `text`.
 std::size_t count_newlines(std::string_view text);
 
+/// Reads a whole file, as bytes. Throws std::runtime_error "PATH: cannot read: REASON" when it
+/// cannot be read. Safe to call from several threads.
+std::string read_file(const std::string& path);
+
 }  // namespace graphmend::syntax

@@ -1,6 +1,7 @@
 // Project: name resolution across the files fixed together, nn.Module detection and the
 // compiled scope. See include/graphmend/analysis.hpp.
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -125,12 +126,15 @@ const syntax::Tree& Project::tree_of(std::size_t file) const {
     if (!files_[file].pruned) return files_[file].tree;
     const std::lock_guard<std::mutex> lock(loaded_->mutex);
     auto& tree = loaded_->trees[file];
-    if (!tree) tree = std::make_unique<syntax::Tree>(syntax::Tree::parse(files_[file].text));
+    if (!tree) tree = std::make_unique<syntax::Tree>(syntax::Tree::parse(read_source(files_[file])));
     return *tree;
 }
 
 Project::Project(std::vector<SourceFile> files, Loader load)
     : files_(std::move(files)), load_(std::move(load)), loaded_(std::make_shared<LoadedTrees>()) {
+    for (SourceFile& file : files_) {
+        if (file.words.empty() && !file.on_disk) file.words = word_hashes(read_source(file));
+    }
     register_modules();
     compute_module_classes();
     compute_scope();
@@ -188,8 +192,9 @@ std::set<std::string> expression_chains(const Node& root) {
 
 void load_file(SourceFile& file) {
     if (!file.pruned) return;
-    file.tree = syntax::Tree::parse(std::move(file.text));
+    file.tree = syntax::Tree::parse(file.on_disk ? read_source(file) : std::move(file.text));
     file.text = std::string();
+    file.on_disk.reset();
     file.pruned = false;
     // The same text gives the same names: only the nodes are filled in, so maps, and any
     // iterator into them, stay as they were.
@@ -774,8 +779,59 @@ Node enclosing_function(const Node& node) {
 
 namespace graphmend::analysis {
 
-std::string_view source_text(const SourceFile& file) {
-    return file.pruned ? std::string_view(file.text) : std::string_view(file.tree.source().text());
+DiskText DiskText::of(std::string_view bytes) {
+    return {bytes.size(), std::hash<std::string_view>{}(bytes), false};
+}
+
+std::string read_source(const SourceFile& file) {
+    if (!file.pruned) return file.tree.source().text();
+    if (!file.on_disk) return file.text;
+    std::string bytes;
+    try {
+        bytes = syntax::read_file(file.path);
+    } catch (const std::runtime_error& e) {
+        throw SourceChanged(e.what());
+    }
+    const DiskText now = DiskText::of(bytes);
+    if (now.size != file.on_disk->size || now.hash != file.on_disk->hash) {
+        throw SourceChanged(file.path + ": changed on disk while graphmend read it");
+    }
+    if (file.on_disk->cr_only) std::replace(bytes.begin(), bytes.end(), '\r', '\n');
+    return bytes;
+}
+
+namespace {
+
+std::uint32_t word_hash(std::string_view word) {
+    const std::uint64_t h = std::hash<std::string_view>{}(word);
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> word_hashes(std::string_view text) {
+    const auto in_word = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+    };
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 0; i < text.size();) {
+        if (!in_word(text[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < text.size() && in_word(text[end])) ++end;
+        out.push_back(word_hash(text.substr(i, end - i)));
+        i = end;
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.shrink_to_fit();
+    return out;
+}
+
+bool mentions(const SourceFile& file, std::string_view name) {
+    return std::binary_search(file.words.begin(), file.words.end(), word_hash(name));
 }
 
 }  // namespace graphmend::analysis

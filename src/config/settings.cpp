@@ -113,7 +113,7 @@ namespace {
 
 std::string read_config(const fs::path& file) {
     try {
-        return output::read_file(file.string());
+        return syntax::read_file(file.string());
     } catch (const std::exception& e) {
         throw ConfigError(e.what());
     }

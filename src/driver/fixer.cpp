@@ -222,10 +222,20 @@ void refuse_defaults_before_dynamic_shapes(FileOutcome& out, bool unsafe_fixes) 
     }
 }
 
-// Runs the rules over one file of the project and applies its fixes to `out`. Reads only
-// the (immutable) project and this file's tree: files are fixed in parallel.
+// What is left to do to a rewritten text once the project is gone (finish): the Module form's
+// import, and the parse that checks the rewrite. Done then, the tree of the rewrite is never
+// held next to the project's trees (a 50 MB file: one tree at a time).
+struct Rewrite {
+    std::optional<runtime_module::ImportForm> form;  // set: add or extend the import of the module
+    std::string indent;                              // the file's indentation unit
+};
+
+// Runs the rules over one file of the project and applies its fixes to `out` (`out.fixed`,
+// with what is left to do in `rewrite`). Reads only the (immutable) project and this file's
+// tree: files are fixed in parallel.
 void fix_one(const analysis::Project& project, const analysis::Values& values, std::size_t f,
-             const FixOptions& options, const FileSettings* settings, const Suppressions& noqa, FileOutcome& out) {
+             const FixOptions& options, const FileSettings* settings, const Suppressions& noqa, FileOutcome& out,
+             std::optional<Rewrite>& rewrite) {
     if (out.skip_rules) return;
     const analysis::SourceFile& file = project.files()[f];
     const rules::Context ctx{project, f, values};
@@ -309,9 +319,15 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         out.runtime_edit = accepted.back();
     }
 
-    std::string fixed = edits::apply(file.tree.source().text(), accepted);
-    if (form) fixed = with_module_import(std::move(fixed), *form, indent_unit(file), out);
-    const syntax::Tree reparsed = syntax::Tree::parse(fixed);
+    out.fixed = edits::apply(file.tree.source().text(), accepted);
+    rewrite.emplace(Rewrite{form, form ? indent_unit(file) : std::string()});
+}
+
+// The rest of a rewrite (Rewrite): with `out.original` back, adds the Module form's import and
+// parses the rewritten text; one that does not parse leaves the file unchanged, an internal error.
+void finish(FileOutcome& out, const Rewrite& rewrite) {
+    if (rewrite.form) out.fixed = with_module_import(std::move(out.fixed), *rewrite.form, rewrite.indent, out);
+    const syntax::Tree reparsed = syntax::Tree::parse(out.fixed);
     if (const auto err = reparsed.error()) {
         out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
                                 "unchanged",
@@ -319,18 +335,28 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         out.error_kind = FileError::Internal;
         out.applied.assign(out.sites.size(), false);
         out.runtime_edit.reset();
-        return;
+        out.imports_runtime = false;
+        std::string().swap(out.fixed);
     }
-    out.fixed = std::move(fixed);
 }
 
+
+// A text whose lines end in a lone CR (classic Mac; CPython reads it) has no LF at all, and
+// tree-sitter's grammar reads its first `#` comment to the end of the file. Such a text is
+// analysed and fixed as LF text (CR and LF are one byte each, so offsets are the same), and
+// fix_files turns its LFs back into CRs: every byte outside a rewritten span is as it was.
+bool cr_only(std::string_view text) {
+    return text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos;
+}
 
 // One pass of the pipeline over all files. Files whose `rules_on` entry is false, or with a
 // skip-file comment, are parsed and analysed (they are part of the project) but get no rules.
 // The first pass (empty `noqa`) finds each file's suppression comments; later passes, over
-// rewritten texts with the same line numbers, use the first pass's.
+// rewritten texts with the same line numbers, use the first pass's. `expected`, in a later
+// pass: per input read from disk, the file as the first pass read it; another is SourceChanged.
 std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOptions& options,
-                                  const std::vector<bool>* rules_on, std::vector<Suppressions>& noqa) {
+                                  const std::vector<bool>* rules_on, std::vector<Suppressions>& noqa,
+                                  const std::vector<std::optional<analysis::DiskText>>* expected = nullptr) {
     const std::size_t n = inputs.size();
     const bool first = noqa.empty();
     if (first) noqa.resize(n);
@@ -343,45 +369,77 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         if (options.progress) options.progress(stage, ++done, total);
     };
     parallel_for(n, options.threads, [&](std::size_t i) {
-        outcomes[i].path = inputs[i].path;
-        // One copy of each text while the analysis runs: a pruned file's text is its
-        // SourceFile's, and comes back to `original` after the rules (kept trees: copied now).
-        // `fixed` is set by fix_one when the file is rewritten, else to `original` at the end.
-        if (options.keep_trees) outcomes[i].original = inputs[i].text;
-        outcomes[i].runtime = inputs[i].runtime;
+        FileOutcome& out = outcomes[i];
+        out.path = inputs[i].path;
+        out.runtime = inputs[i].runtime;
+        std::string text;
+        if (inputs[i].from_disk) {
+            const analysis::DiskText* want = expected != nullptr && (*expected)[i] ? &*(*expected)[i] : nullptr;
+            try {
+                text = syntax::read_file(inputs[i].path);
+            } catch (const std::runtime_error& e) {
+                if (want) throw analysis::SourceChanged(e.what());
+                out.error = e.what();
+                out.error_kind = FileError::Read;
+                report("parsed", n);
+                return;
+            }
+            out.disk = analysis::DiskText::of(text);
+            if (want && (want->size != out.disk->size || want->hash != out.disk->hash)) {
+                throw analysis::SourceChanged(inputs[i].path + ": changed on disk while graphmend read it");
+            }
+        } else {
+            text = std::move(inputs[i].text);
+        }
+        if (cr_only(text)) {
+            std::replace(text.begin(), text.end(), '\r', '\n');
+            out.cr_only = true;
+            if (out.disk) out.disk->cr_only = true;
+        }
         analysis::ModulePlace place = analysis::place_module(inputs[i].path);
-        outcomes[i].project = project_as_given(inputs[i].path, place.project);
-        syntax::Tree tree =
-            syntax::Tree::parse(options.keep_trees ? std::move(inputs[i].text) : std::string(inputs[i].text));
-        if (!options.keep_trees && tree.error()) outcomes[i].original = std::move(inputs[i].text);
+        out.project = project_as_given(inputs[i].path, place.project);
+        syntax::Tree tree = syntax::Tree::parse(std::move(text));
+        const std::string& source = tree.source().text();
         if (const auto err = tree.error()) {
-            outcomes[i].error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where),
-                                            err->message);
-            outcomes[i].error_at = err->where;
+            out.original = source;
+            out.error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where), err->message);
+            out.error_at = err->where;
             report("parsed", n);
             return;
         }
         if (first) {
             noqa[i] = find_suppressions(tree, inputs[i].path);
-            outcomes[i].warnings = noqa[i].warnings;
-            outcomes[i].skip_rules = outcomes[i].skip_rules || noqa[i].skip_file;
+            out.warnings = noqa[i].warnings;
+            out.skip_rules = out.skip_rules || noqa[i].skip_file;
         }
-        // The tree is dropped at once and the file kept as its index and text (pruned): the
-        // project loads again the trees its analysis reads (analysis::Project's constructor).
         auto index = analysis::index_module(tree.root());
+        std::vector<std::uint32_t> words = analysis::word_hashes(source);
         if (options.keep_trees) {
+            out.original = source;
             parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
                                                    std::move(tree), std::move(index), std::move(place.project),
                                                    place.isolated});
+            parsed[i]->words = std::move(words);
             report("parsed", n);
             return;
         }
+        // The tree is dropped at once and the file kept as its index, words and text, or where
+        // its text is on disk (pruned): the project loads again the trees its analysis reads
+        // (analysis::Project's constructor). One copy of each held text while the analysis
+        // runs: it comes back to `original` after the rules. `fixed` is set by fix_one when
+        // the file is rewritten, else to `original` at the end.
         index.forget_nodes();
         analysis::SourceFile file{inputs[i].path, std::move(place.module_name), place.is_package_init,
                                   syntax::Tree::parse(std::string()), std::move(index), std::move(place.project),
                                   place.isolated};
         file.pruned = true;
-        file.text = std::move(inputs[i].text);
+        if (out.disk) {
+            file.on_disk = out.disk;
+        } else {
+            file.text = source;
+        }
+        file.words = std::move(words);
+        tree = syntax::Tree::parse(std::string());  // the tree freed before the next file is read
         parsed[i].emplace(std::move(file));
         report("parsed", n);
     });
@@ -395,6 +453,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         files.push_back(std::move(*parsed[i]));
     }
     parsed.clear();
+    std::vector<std::optional<Rewrite>> rewrites(n);
     {
         analysis::Project project(
             std::move(files), [&](std::vector<analysis::SourceFile>& all, const std::vector<std::size_t>& load) {
@@ -405,15 +464,28 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         done = 0;
         parallel_for(input_of_file.size(), options.threads, [&](std::size_t f) {
             const std::size_t i = input_of_file[f];
-            fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i]);
+            fix_one(project, values, f, options, inputs[i].settings.get(), noqa[i], outcomes[i], rewrites[i]);
             report("fixed", input_of_file.size());
         });
-        for (std::size_t f = 0; f < input_of_file.size() && !options.keep_trees; ++f) {
+        // A file read from disk, left as it was, without a site: its outcome holds no text.
+        // The others' texts come back to their outcomes.
+        for (std::size_t f = 0; f < input_of_file.size(); ++f) {
+            FileOutcome& out = outcomes[input_of_file[f]];
             analysis::SourceFile& file = project.files()[f];
-            outcomes[input_of_file[f]].original =
-                file.pruned ? std::move(file.text) : std::string(file.tree.source().text());
+            if (out.disk && out.fixed.empty() && out.sites.empty() && !out.error) {
+                std::string().swap(out.original);
+                out.texts_on_disk = true;
+            } else if (!options.keep_trees) {
+                out.original = !file.pruned ? std::string(file.tree.source().text())
+                               : file.on_disk ? analysis::read_source(file)
+                                              : std::move(file.text);
+            }
         }
     }
+    // 4. The rewrites checked, once the project's trees are freed.
+    parallel_for(n, options.threads, [&](std::size_t i) {
+        if (rewrites[i]) finish(outcomes[i], *rewrites[i]);
+    });
     // A rewritten text is never empty (a fix adds to it); an empty `fixed` is a file left as it was.
     for (FileOutcome& out : outcomes) {
         if (out.fixed.empty()) out.fixed = out.original;
@@ -536,31 +608,17 @@ std::vector<std::vector<std::size_t>> independent_groups(const std::vector<std::
     return {all};
 }
 
-std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
+namespace {
+
+// fix_files over inputs with at least one read from disk; throws SourceChanged when one of
+// them changes on disk while it runs.
+std::vector<FileOutcome> fix_all(std::vector<InputFile> inputs, const FixOptions& options) {
     std::vector<std::shared_ptr<const FileSettings>> settings;
     for (const InputFile& in : inputs) settings.push_back(in.settings);
     std::vector<Suppressions> noqa;
     std::vector<analysis::ModulePlace> places;
     for (const InputFile& in : inputs) places.push_back(analysis::place_module(in.path));
-    // A file whose lines end in a lone CR (classic Mac; CPython reads it) has no LF at all, and
-    // tree-sitter's grammar reads its first `#` comment to the end of the file. Such a file is
-    // analysed and fixed as LF text (CR and LF are one byte each, so offsets are the same) and
-    // its LFs are turned back into CRs: every byte outside a rewritten span is as it was.
-    std::vector<std::optional<std::string>> cr_only(inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        std::string& text = inputs[i].text;
-        if (text.find('\r') == std::string::npos || text.find('\n') != std::string::npos) continue;
-        cr_only[i] = text;
-        std::replace(text.begin(), text.end(), '\r', '\n');
-    }
     std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr, noqa);
-    const auto restore_cr = [&] {
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (!cr_only[i]) continue;
-            std::replace(outcomes[i].fixed.begin(), outcomes[i].fixed.end(), '\n', '\r');
-            outcomes[i].original = std::move(*cr_only[i]);
-        }
-    };
     // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
     // is run again over its rewritten text (a site refused because of another site inside
     // it, a nested `if`, can be fixed once that one is), until no pass fixes more.
@@ -586,17 +644,26 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         }
         std::vector<std::size_t> subset;
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            if (outcomes[i].error_kind == FileError::Read && outcomes[i].error) continue;
             if (!places[i].isolated || again_projects.contains(places[i].project)) subset.push_back(i);
         }
         std::vector<InputFile> next;
         std::vector<bool> sub_again;
         std::vector<Suppressions> sub_noqa;
+        std::vector<std::optional<analysis::DiskText>> expected;
         for (std::size_t i : subset) {
-            next.push_back({outcomes[i].path, outcomes[i].fixed, settings[i], outcomes[i].runtime});
+            const FileOutcome& o = outcomes[i];
+            if (o.texts_on_disk) {
+                next.push_back({o.path, std::string(), settings[i], o.runtime, true});
+                expected.push_back(o.disk);
+            } else {
+                next.push_back({o.path, o.fixed, settings[i], o.runtime});
+                expected.emplace_back();
+            }
             sub_again.push_back(again[i]);
             sub_noqa.push_back(noqa[i]);
         }
-        std::vector<FileOutcome> more = run_pass(std::move(next), options, &sub_again, sub_noqa);
+        std::vector<FileOutcome> more = run_pass(std::move(next), options, &sub_again, sub_noqa, &expected);
         bool progress = false;
         for (std::size_t k = 0; k < subset.size(); ++k) {
             const std::size_t i = subset[k];
@@ -606,7 +673,41 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         }
         if (!progress) break;
     }
-    restore_cr();
+    for (FileOutcome& o : outcomes) {
+        if (!o.cr_only) continue;
+        std::replace(o.fixed.begin(), o.fixed.end(), '\n', '\r');
+        std::replace(o.original.begin(), o.original.end(), '\n', '\r');
+    }
+    return outcomes;
+}
+
+}  // namespace
+
+std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
+    const bool all_on_disk =
+        std::all_of(inputs.begin(), inputs.end(), [](const InputFile& in) { return in.from_disk; });
+    std::vector<InputFile> again;  // a second run's inputs: paths only
+    if (all_on_disk) again = inputs;
+    std::vector<std::string> paths;
+    for (const InputFile& in : inputs) paths.push_back(in.path);
+    std::string changed;
+    // A file that changes on disk while the inputs are fixed: they are fixed again from the
+    // start, from what is on disk then; inputs held in memory cannot be.
+    for (int attempt = 0; attempt < (all_on_disk ? 2 : 1); ++attempt) {
+        try {
+            return fix_all(attempt == 0 ? std::move(inputs) : again, options);
+        } catch (const analysis::SourceChanged& e) {
+            changed = e.what();
+        }
+    }
+    std::vector<FileOutcome> outcomes(paths.size());
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        FileOutcome& o = outcomes[i];
+        o.path = paths[i];
+        o.project = project_as_given(o.path, analysis::place_module(o.path).project);
+        o.error = fmt::format("{}: not fixed: {}", o.path, changed);
+        o.error_kind = FileError::Read;
+    }
     return outcomes;
 }
 

@@ -340,7 +340,7 @@ std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
         std::error_code ec;
         if (fs::exists(fs::path(module.path), ec)) {
             try {
-                module.existing = output::read_file(module.path);
+                module.existing = syntax::read_file(module.path);
                 if (!written_by_graphmend(*module.existing)) {
                     module.error = fmt::format("{} exists and was not written by graphmend (its first line is not "
                                                "`{}...`): not overwritten, and no file of its project is rewritten",

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -27,15 +26,6 @@
 namespace graphmend::output {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    // generic_category().message is strerror's text, but thread-safe (files are read in parallel).
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::generic_category().message(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 namespace {
 

@@ -2,6 +2,12 @@
 #include "graphmend/syntax.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <array>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -290,6 +296,18 @@ Node without_parens(Node node) {
 
 std::size_t count_newlines(std::string_view text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    // generic_category().message is strerror's text, but thread-safe (files are read in parallel).
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::generic_category().message(errno)));
+    std::string text;
+    std::error_code ec;
+    if (const auto size = std::filesystem::file_size(path, ec); !ec) text.reserve(size);
+    std::array<char, 1 << 16> chunk{};
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) text.append(chunk.data(), in.gcount());
+    return text;
 }
 
 }  // namespace graphmend::syntax

@@ -104,7 +104,7 @@ TEST_P(Golden, FixedTextAndReportMatch) {
     const std::string fixture = GetParam();
     const auto files = sources_of(fixture);
     std::vector<std::string> texts;
-    for (const auto& f : files) texts.push_back(output::read_file((kRoot / f).string()));
+    for (const auto& f : files) texts.push_back(syntax::read_file((kRoot / f).string()));
     ::chdir(kRoot.c_str());
     const auto outcomes = run_fix(fixture, files, texts);
     std::string report;
@@ -119,10 +119,10 @@ TEST_P(Golden, FixedTextAndReportMatch) {
         }
         GTEST_SKIP() << "expectations rewritten";
     }
-    EXPECT_EQ(report, output::read_file(report_path.string())) << "report of " << fixture;
+    EXPECT_EQ(report, syntax::read_file(report_path.string())) << "report of " << fixture;
     std::vector<std::string> fixed;
     for (const auto& o : outcomes) {
-        const std::string want = output::read_file(expected_path(fixture, o.path).string());
+        const std::string want = syntax::read_file(expected_path(fixture, o.path).string());
         EXPECT_EQ(fold_runtime(o.fixed), want) << output::unified_diff(o.path, want, fold_runtime(o.fixed));
         fixed.push_back(o.fixed);
     }

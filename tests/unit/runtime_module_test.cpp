@@ -306,7 +306,7 @@ TEST(RuntimePlan, ModuleOfAnotherVersionIsRewrittenAndTheSameIsNot) {
     ASSERT_EQ(modules.size(), 1u);
     EXPECT_TRUE(modules[0].changed());
     runtime_module::write(modules, outcomes);
-    EXPECT_EQ(output::read_file((folder / "_graphmend_runtime.py").string()), runtime_module::text());
+    EXPECT_EQ(syntax::read_file((folder / "_graphmend_runtime.py").string()), runtime_module::text());
     auto again = rewritten_project(folder);
     EXPECT_FALSE(runtime_module::plan(again).at(0).changed());
 }
@@ -326,7 +326,7 @@ TEST(RuntimePlan, ForeignModuleRefusesTheWholeProject) {
         EXPECT_EQ(std::count(o.applied.begin(), o.applied.end(), true), 0);
     }
     runtime_module::write(modules, outcomes);
-    EXPECT_EQ(output::read_file((folder / "_graphmend_runtime.py").string()), "# my own helpers\n");
+    EXPECT_EQ(syntax::read_file((folder / "_graphmend_runtime.py").string()), "# my own helpers\n");
 }
 
 TEST(RuntimePlan, FolderWalkNeverCollectsTheModule) {

@@ -81,7 +81,7 @@ TEST(SyntaxLimits, AnAbsentNodeAnswersEveryQueryEmpty) {
     EXPECT_EQ(none.child_count(), 0u);
     EXPECT_FALSE(none.parent().valid());
     EXPECT_TRUE(none.type().empty());
-    const std::string text = output::read_file(std::string(GRAPHMEND_SOURCE_DIR) + "/tests/fuzz/seeds/router_dedent.py");
+    const std::string text = syntax::read_file(std::string(GRAPHMEND_SOURCE_DIR) + "/tests/fuzz/seeds/router_dedent.py");
     const auto out = fix_files({{"router_dedent.py", text}}, FixOptions{}).at(0);
     EXPECT_EQ(out.original, text);
 }

@@ -62,7 +62,7 @@ std::vector<InputFile> fixture_inputs() {
     std::vector<InputFile> inputs;
     for (const char* dir : {"tests/fixtures", "tests/cases"}) {
         for (const auto& f : output::collect_python_files({(kRoot / dir).string()})) {
-            inputs.push_back({fs::relative(f, kRoot).string(), output::read_file(f)});
+            inputs.push_back({fs::relative(f, kRoot).string(), syntax::read_file(f)});
         }
     }
     return inputs;
@@ -105,7 +105,7 @@ TEST(Threads, FixFilesGivesTheSameOutcomesForEveryThreadCount) {
 TEST(Threads, FixFilesGivesTheSameOutcomesAsARunKeepingEveryTree) {
     auto inputs = fixture_inputs();
     for (const auto& f : output::collect_python_files({(kRoot / "tests/checkouts").string()})) {
-        inputs.push_back({fs::relative(f, kRoot).string(), output::read_file(f)});
+        inputs.push_back({fs::relative(f, kRoot).string(), syntax::read_file(f)});
     }
     ASSERT_GT(inputs.size(), 40u);
     FixOptions keep;

@@ -468,7 +468,7 @@ struct Matcher {
         std::vector<std::size_t> naming;
         for (std::size_t f = 0; f < files.size(); ++f) {
             // Only files that can name `def`'s file: another folder project's `key` is another function.
-            if (ctx.project.visible(f, file) && analysis::source_text(files[f]).find(key) != std::string::npos) {
+            if (ctx.project.visible(f, file) && analysis::mentions(files[f], key)) {
                 naming.push_back(f);
             }
         }

@@ -258,7 +258,7 @@ Node unpassed_default(const Context& ctx, std::size_t file, const Node& fn, cons
         // the name): the others are skipped without a walk (this runs once per query, over
         // every file of the project).
         if (!ctx.project.visible(f, file)) continue;  // another folder project's `cls` is another class
-        if (analysis::source_text(ctx.project.files()[f]).find(cls) == std::string::npos) continue;
+        if (!analysis::mentions(ctx.project.files()[f], cls)) continue;
         syntax::walk(ctx.project.tree_of(f).root(), [&](const Node& n) {
             if (passed) return false;
             // The class named other than in a call of it or its own definition (a subclass, an

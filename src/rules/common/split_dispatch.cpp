@@ -250,8 +250,8 @@ private:
         std::vector<Node> builds;
         for (std::size_t f = 0; f < ctx_.project.files().size(); ++f) {
             if (!ctx_.project.visible(f, ctx_.file)) continue;  // another folder project's class of that name
-            // A file whose text lacks the name has no mention of the class: no walk.
-            if (analysis::source_text(ctx_.project.files()[f]).find(owner) == std::string::npos) continue;
+            // A file none of whose words is the name has no mention of the class: no walk.
+            if (!analysis::mentions(ctx_.project.files()[f], owner)) continue;
             bool other = false;
             syntax::walk(ctx_.project.tree_of(f).root(), [&](const Node& n) {
                 if (!n.is("identifier") || n.text() != owner) return true;

@@ -1,0 +1,188 @@
+// Inputs read from disk (InputFile::from_disk, what `graphmend fix/check PATH` gives): the
+// outcomes of the same texts held in memory, no text held for a file left as it was without a
+// site, a file that changes on disk while it is fixed (fixed again from the start; an error for
+// every file when it keeps changing), a file that cannot be read, and a lone-CR file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "graphmend/fixer.hpp"
+#include "temp_tree.hpp"
+
+namespace fs = std::filesystem;
+using namespace graphmend;
+
+namespace {
+
+// A folder project: the forward's nested data-dependent tests need the fixed-point loop's
+// second pass (the inner `if` is rewritten inside the outer one's rewrite), which reads the
+// files left as they were again; base.py is loaded for its class's __init__; the other files
+// are never loaded.
+const std::vector<std::pair<std::string, std::string>> kFiles{
+    {"model.py",
+     "import torch\n"
+     "from .base import Base\n"
+     "from .helpers import double\n"
+     "\n"
+     "\n"
+     "class Model(Base):\n"
+     "    def forward(self, x):\n"
+     "        if self.scale > 0:\n"
+     "            if x.sum() > 0:\n"
+     "                x = x + 1\n"
+     "        return double(x)\n"},
+    {"base.py",
+     "import torch\n"
+     "from torch import nn\n"
+     "\n"
+     "\n"
+     "class Base(nn.Module):\n"
+     "    def __init__(self):\n"
+     "        super().__init__()\n"
+     "        self.scale = nn.Parameter(torch.ones(1))\n"},
+    {"helpers.py", "def double(x):\n    return x * 2\n"},
+    {"unrelated.py", "import json\n\n\ndef load(p):\n    return json.load(open(p))\n"},
+};
+
+struct Project {
+    TempTree tree;
+    std::vector<std::string> paths;
+
+    Project() {
+        for (const auto& [name, text] : kFiles) {
+            tree.write("reach/" + name, text);
+            paths.push_back((tree.root / "reach" / name).string());
+        }
+    }
+    [[nodiscard]] std::vector<InputFile> in_memory() const {
+        std::vector<InputFile> inputs;
+        for (std::size_t i = 0; i < paths.size(); ++i) inputs.push_back({paths[i], kFiles[i].second});
+        return inputs;
+    }
+    [[nodiscard]] std::vector<InputFile> on_disk() const {
+        std::vector<InputFile> inputs;
+        for (const auto& p : paths) inputs.push_back({p, std::string(), nullptr, RuntimeForm::Inline, true});
+        return inputs;
+    }
+};
+
+void append(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::app) << text;
+}
+
+// The sites and rewrites of two runs are the same.
+void expect_same_fixes(const std::vector<FileOutcome>& a, const std::vector<FileOutcome>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].changed(), b[i].changed()) << a[i].path;
+        if (a[i].changed()) {
+            EXPECT_EQ(a[i].fixed, b[i].fixed) << a[i].path;
+        }
+        EXPECT_EQ(a[i].applied, b[i].applied) << a[i].path;
+        EXPECT_EQ(a[i].origin, b[i].origin) << a[i].path;
+        ASSERT_EQ(a[i].sites.size(), b[i].sites.size()) << a[i].path;
+        for (std::size_t s = 0; s < a[i].sites.size(); ++s) {
+            EXPECT_EQ(a[i].sites[s].code, b[i].sites[s].code);
+            EXPECT_EQ(a[i].sites[s].where.line, b[i].sites[s].where.line);
+            EXPECT_EQ(a[i].sites[s].reason, b[i].sites[s].reason);
+        }
+    }
+}
+
+}  // namespace
+
+TEST(DiskInputs, GiveTheOutcomesOfTheSameTextsInMemoryAndHoldOnlyTheTextsTheyNeed) {
+    const Project project;
+    const auto memory = fix_files(project.in_memory(), FixOptions{});
+    const auto disk = fix_files(project.on_disk(), FixOptions{});
+    expect_same_fixes(memory, disk);
+    // The nested test is fixed by the second pass, which read the other files from disk again.
+    ASSERT_EQ(disk[0].origin.size(), 2u);
+    EXPECT_EQ(std::count(disk[0].origin.begin(), disk[0].origin.end(), SiteOrigin::FixedLater), 1);
+    EXPECT_TRUE(disk[0].changed());
+    EXPECT_EQ(disk[0].original, kFiles[0].second);
+    for (std::size_t i = 1; i < disk.size(); ++i) {
+        EXPECT_TRUE(disk[i].texts_on_disk) << disk[i].path;
+        EXPECT_TRUE(disk[i].original.empty() && disk[i].fixed.empty()) << disk[i].path;
+        EXPECT_FALSE(disk[i].error) << disk[i].path;
+        ASSERT_TRUE(disk[i].disk);
+        EXPECT_EQ(disk[i].disk->size, kFiles[i].second.size());
+        EXPECT_FALSE(memory[i].texts_on_disk);
+        EXPECT_EQ(memory[i].original, kFiles[i].second);
+    }
+}
+
+TEST(DiskInputs, AFileChangedWhileTheyAreFixedIsFixedAgainFromWhatIsOnDisk) {
+    const Project project;
+    // base.py is loaded by the analysis after every file was parsed: it changes in between,
+    // once. The second run reads it as it is then.
+    std::atomic<int> changes{0};
+    FixOptions options;
+    options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+        if (stage == "parsed" && done == total && changes.fetch_add(1) == 0) append(project.paths[1], "# edited\n");
+    };
+    const auto outcomes = fix_files(project.on_disk(), options);
+    EXPECT_EQ(changes.load(), 3);  // the first run's first pass, the second run's two passes
+    for (const auto& o : outcomes) EXPECT_FALSE(o.error) << *o.error;
+    ASSERT_TRUE(outcomes[1].disk);
+    EXPECT_EQ(outcomes[1].disk->size, kFiles[1].second.size() + 9);
+    expect_same_fixes(fix_files(project.in_memory(), FixOptions{}), outcomes);
+}
+
+TEST(DiskInputs, AFileThatKeepsChangingIsAReadErrorForEveryFileAndNothingIsRewritten) {
+    const Project project;
+    FixOptions options;
+    options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+        if (stage == "parsed" && done == total) append(project.paths[1], "# edited\n");
+    };
+    const auto outcomes = fix_files(project.on_disk(), options);
+    ASSERT_EQ(outcomes.size(), project.paths.size());
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        EXPECT_EQ(outcomes[i].path, project.paths[i]);
+        ASSERT_TRUE(outcomes[i].error);
+        EXPECT_EQ(outcomes[i].error_kind, FileError::Read);
+        EXPECT_NE(outcomes[i].error->find(project.paths[1] + ": changed on disk while graphmend read it"),
+                  std::string::npos)
+            << *outcomes[i].error;
+        EXPECT_FALSE(outcomes[i].changed());
+        EXPECT_TRUE(outcomes[i].sites.empty());
+    }
+}
+
+TEST(DiskInputs, AFileThatCannotBeReadIsAReadErrorAndTheOthersAreFixed) {
+    const Project project;
+    auto inputs = project.on_disk();
+    const std::string missing = (project.tree.root / "reach" / "missing.py").string();
+    inputs.push_back({missing, std::string(), nullptr, RuntimeForm::Inline, true});
+    const auto outcomes = fix_files(inputs, FixOptions{});
+    ASSERT_EQ(outcomes.size(), inputs.size());
+    ASSERT_TRUE(outcomes.back().error);
+    EXPECT_EQ(outcomes.back().error_kind, FileError::Read);
+    EXPECT_EQ(*outcomes.back().error, missing + ": cannot read: No such file or directory");
+    expect_same_fixes(fix_files(project.in_memory(), FixOptions{}),
+                      std::vector<FileOutcome>(outcomes.begin(), outcomes.end() - 1));
+}
+
+TEST(DiskInputs, ALoneCrFileIsFixedAsLfTextAndKeepsItsCrs) {
+    TempTree tree;
+    std::string text = kFiles[0].second;
+    std::replace(text.begin(), text.end(), '\n', '\r');
+    tree.write("cr/model.py", text);
+    tree.write("cr/base.py", kFiles[1].second);
+    tree.write("cr/helpers.py", kFiles[2].second);
+    std::vector<InputFile> inputs;
+    for (const char* name : {"model.py", "base.py", "helpers.py"}) {
+        inputs.push_back({(tree.root / "cr" / name).string(), std::string(), nullptr, RuntimeForm::Inline, true});
+    }
+    const auto outcomes = fix_files(inputs, FixOptions{});
+    ASSERT_FALSE(outcomes[0].error);
+    ASSERT_TRUE(outcomes[0].changed());
+    EXPECT_EQ(outcomes[0].original, text);
+    EXPECT_EQ(outcomes[0].fixed.find('\n'), std::string::npos);
+    EXPECT_EQ(std::count(outcomes[0].applied.begin(), outcomes[0].applied.end(), true), 2);
+}
