@@ -227,6 +227,9 @@ void Project::load_read_files() {
     // the classes those name in their __init__, with the bases of every class read.
     std::vector<std::size_t> wave;
     std::set<std::size_t> chased;
+    // Loaded files whose classes' bases were walked: bases resolve by names only, so once is enough.
+    std::set<std::size_t> based;
+    static const std::map<std::string, ClassInfo> kNoClasses;
     for (const auto& [f, fns] : scope_nodes_) {
         chased.insert(f);
         for (const std::string& chain : expression_chains(files_[f].tree.root())) {
@@ -237,7 +240,7 @@ void Project::load_read_files() {
     while (true) {
         for (std::size_t f = 0; f < files_.size(); ++f) {
             if (files_[f].pruned) continue;
-            for (const auto& [name, info] : files_[f].index.classes) {
+            for (const auto& [name, info] : based.insert(f).second ? files_[f].index.classes : kNoClasses) {
                 std::vector<std::pair<std::size_t, std::string>> todo = class_bases(f, name);
                 std::set<std::pair<std::size_t, std::string>> seen;
                 while (!todo.empty()) {
