@@ -256,7 +256,12 @@ void deliver(const Options& opt, graphmend::output::Mode mode, const std::vector
             wrote = true;
         } else if (!o.error && (o.changed() || !opt.output.empty())) {  // -o always writes the result
             try {
-                graphmend::output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
+                // In place, a file read from disk is written only if it is still what was read.
+                if (opt.output.empty() && o.disk) {
+                    graphmend::output::write_if_unchanged(o.path, o.fixed, *o.disk, links(opt));
+                } else {
+                    graphmend::output::write_atomically(opt.output.empty() ? o.path : opt.output, o.fixed, links(opt));
+                }
                 wrote = true;
             } catch (const std::exception& e) {
                 error = e.what();

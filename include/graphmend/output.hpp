@@ -210,6 +210,14 @@ enum class LinkPolicy {
 /// is untouched (except after a failed in-place write, as the message says).
 void write_atomically(const std::string& path, const std::string& text, LinkPolicy links = LinkPolicy::Refuse);
 
+/// write_atomically for a rewrite of a file read from disk as the bytes `read` describes
+/// (FileOutcome::disk): first reads the file again, and throws std::runtime_error "PATH: changed
+/// on disk since graphmend read it; not written" when it is no longer those bytes (edited or
+/// replaced since), or "PATH: cannot read: REASON; not written" (removed since), so that a
+/// rewrite never silently loses a change made while graphmend ran, nor brings back a removed file.
+void write_if_unchanged(const std::string& path, const std::string& text, const analysis::DiskText& read,
+                        LinkPolicy links = LinkPolicy::Refuse);
+
 /// Why write_atomically(path, ..., links) would refuse `path` because it is a link (the
 /// message it throws), or "" when it would write it.
 std::string link_refusal(const std::string& path, LinkPolicy links);

@@ -705,7 +705,7 @@ std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptio
         FileOutcome& o = outcomes[i];
         o.path = paths[i];
         o.project = project_as_given(o.path, analysis::place_module(o.path).project);
-        o.error = fmt::format("{}: not fixed: {}", o.path, changed);
+        o.error = fmt::format("{}: left as it was: {}", o.path, changed);
         o.error_kind = FileError::Read;
     }
     return outcomes;

@@ -172,6 +172,21 @@ void write_in_place(const std::string& path, const std::string& text, const stru
 
 }  // namespace
 
+void write_if_unchanged(const std::string& path, const std::string& text, const analysis::DiskText& read,
+                        LinkPolicy links) {
+    std::string now;
+    try {
+        now = syntax::read_file(path);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(fmt::format("{}; not written", e.what()));
+    }
+    const analysis::DiskText was = analysis::DiskText::of(now);
+    if (was.size != read.size || was.hash != read.hash) {
+        throw std::runtime_error(fmt::format("{}: changed on disk since graphmend read it; not written", path));
+    }
+    write_atomically(path, text, links);
+}
+
 std::string link_refusal(const std::string& path, LinkPolicy links) {
     struct stat lst {};
     if (::lstat(path.c_str(), &lst) != 0) return {};

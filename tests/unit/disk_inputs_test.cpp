@@ -1,7 +1,8 @@
 // Inputs read from disk (InputFile::from_disk, what `graphmend fix/check PATH` gives): the
 // outcomes of the same texts held in memory, no text held for a file left as it was without a
 // site, a file that changes on disk while it is fixed (fixed again from the start; an error for
-// every file when it keeps changing), a file that cannot be read, and a lone-CR file.
+// every file when it keeps changing), a file that cannot be read, a lone-CR file, and a rewrite
+// written in place only over the bytes that were read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
 #include "temp_tree.hpp"
 
 namespace fs = std::filesystem;
@@ -185,4 +187,31 @@ TEST(DiskInputs, ALoneCrFileIsFixedAsLfTextAndKeepsItsCrs) {
     EXPECT_EQ(outcomes[0].original, text);
     EXPECT_EQ(outcomes[0].fixed.find('\n'), std::string::npos);
     EXPECT_EQ(std::count(outcomes[0].applied.begin(), outcomes[0].applied.end(), true), 2);
+}
+
+TEST(DiskInputs, ARewriteIsWrittenOnlyOverTheBytesThatWereRead) {
+    TempTree tree;
+    const std::string path = (tree.root / "m.py").string();
+    tree.write("m.py", "x = 1\n");
+    const auto read = analysis::DiskText::of("x = 1\n");
+    output::write_if_unchanged(path, "x = 2\n", read);
+    EXPECT_EQ(syntax::read_file(path), "x = 2\n");
+    // Edited since it was read: the edit stays.
+    tree.write("m.py", "x = 1  # edited\n");
+    try {
+        output::write_if_unchanged(path, "x = 3\n", read);
+        ADD_FAILURE() << "written over an edit";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), path + ": changed on disk since graphmend read it; not written");
+    }
+    EXPECT_EQ(syntax::read_file(path), "x = 1  # edited\n");
+    // Removed since it was read: not brought back.
+    fs::remove(path);
+    try {
+        output::write_if_unchanged(path, "x = 3\n", read);
+        ADD_FAILURE() << "a removed file written";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), path + ": cannot read: No such file or directory; not written");
+    }
+    EXPECT_FALSE(fs::exists(path));
 }
