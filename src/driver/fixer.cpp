@@ -557,15 +557,18 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
 }  // namespace
 
 TextLines TextLines::of(std::string_view text) {
+    // A text whose lines end in a lone CR (no LF anywhere) breaks its lines at the CRs, as
+    // fix_files reads it.
+    const char eol = cr_only(text) ? '\r' : '\n';
     TextLines t;
     t.size = static_cast<std::uint32_t>(text.size());
     bool wide = false;
     for (std::uint32_t i = 0; i < text.size(); ++i) {
         wide = wide || static_cast<unsigned char>(text[i]) >= 0x80;
-        if (text[i] != '\n' && i + 1 != text.size()) continue;
+        if (text[i] != eol && i + 1 != text.size()) continue;
         if (wide) t.wide.emplace(static_cast<std::uint32_t>(t.starts.size()), text.substr(t.starts.back(), i + 1 - t.starts.back()));
         wide = false;
-        if (text[i] == '\n') t.starts.push_back(i + 1);
+        if (text[i] == eol) t.starts.push_back(i + 1);
     }
     return t;
 }
@@ -673,10 +676,17 @@ std::vector<FileOutcome> fix_all(std::vector<InputFile> inputs, const FixOptions
         }
         if (!progress) break;
     }
+    // A lone-CR file's texts, and the edits a report shows, in its own line endings.
+    const auto to_cr = [](std::string& text) { std::replace(text.begin(), text.end(), '\n', '\r'); };
     for (FileOutcome& o : outcomes) {
         if (!o.cr_only) continue;
-        std::replace(o.fixed.begin(), o.fixed.end(), '\n', '\r');
-        std::replace(o.original.begin(), o.original.end(), '\n', '\r');
+        to_cr(o.fixed);
+        to_cr(o.original);
+        if (o.runtime_edit) to_cr(o.runtime_edit->text);
+        for (rules::Site& site : o.sites) {
+            if (!site.fix) continue;
+            for (edits::Edit& e : site.fix->edits) to_cr(e.text);
+        }
     }
     return outcomes;
 }

@@ -187,6 +187,19 @@ TEST(DiskInputs, ALoneCrFileIsFixedAsLfTextAndKeepsItsCrs) {
     EXPECT_EQ(outcomes[0].original, text);
     EXPECT_EQ(outcomes[0].fixed.find('\n'), std::string::npos);
     EXPECT_EQ(std::count(outcomes[0].applied.begin(), outcomes[0].applied.end(), true), 2);
+    // What a report shows is in the file's own lines and endings: its lines break at the CRs,
+    // and the edits' texts hold no LF.
+    const TextLines lines = TextLines::of(outcomes[0].original);
+    EXPECT_EQ(lines.starts.size(), static_cast<std::size_t>(std::count(text.begin(), text.end(), '\r')) + 1);
+    ASSERT_EQ(outcomes[0].sites.size(), 2u);
+    EXPECT_EQ(outcomes[0].sites[0].where.line, 8u);
+    EXPECT_EQ(outcomes[0].sites[1].where.line, 9u);
+    for (const auto& site : outcomes[0].sites) {
+        ASSERT_TRUE(site.fix);
+        for (const auto& e : site.fix->edits) EXPECT_EQ(e.text.find('\n'), std::string::npos);
+    }
+    ASSERT_TRUE(outcomes[0].runtime_edit);
+    EXPECT_EQ(outcomes[0].runtime_edit->text.find('\n'), std::string::npos);
 }
 
 TEST(DiskInputs, ARewriteIsWrittenOnlyOverTheBytesThatWereRead) {
