@@ -613,8 +613,8 @@ std::vector<std::vector<std::size_t>> independent_groups(const std::vector<std::
 
 namespace {
 
-// fix_files over inputs with at least one read from disk; throws SourceChanged when one of
-// them changes on disk while it runs.
+// fix_files's passes over the inputs; throws SourceChanged when an input read from disk is
+// found changed when it is read again.
 std::vector<FileOutcome> fix_all(std::vector<InputFile> inputs, const FixOptions& options) {
     std::vector<std::shared_ptr<const FileSettings>> settings;
     for (const InputFile& in : inputs) settings.push_back(in.settings);
