@@ -102,6 +102,8 @@ struct DiskText {
 
     /// The DiskText of `bytes`, the file's bytes as read.
     static DiskText of(std::string_view bytes);
+    /// True when both describe the same bytes (size and hash; `cr_only` follows from them).
+    [[nodiscard]] bool same_bytes(const DiskText& other) const { return size == other.size && hash == other.hash; }
 };
 
 /// Thrown when a file read again (DiskText) is not the file first read: it changed on disk,

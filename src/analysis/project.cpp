@@ -796,7 +796,7 @@ std::string read_source(const SourceFile& file) {
         throw SourceChanged(e.what());
     }
     const DiskText now = DiskText::of(bytes);
-    if (now.size != file.on_disk->size || now.hash != file.on_disk->hash) {
+    if (!now.same_bytes(*file.on_disk)) {
         throw SourceChanged(file.path + ": changed on disk while graphmend read it");
     }
     if (file.on_disk->cr_only) std::replace(bytes.begin(), bytes.end(), '\r', '\n');

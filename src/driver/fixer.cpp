@@ -385,7 +385,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
                 return;
             }
             out.disk = analysis::DiskText::of(text);
-            if (want && (want->size != out.disk->size || want->hash != out.disk->hash)) {
+            if (want && !want->same_bytes(*out.disk)) {
                 throw analysis::SourceChanged(inputs[i].path + ": changed on disk while graphmend read it");
             }
         } else {

@@ -181,7 +181,7 @@ void write_if_unchanged(const std::string& path, const std::string& text, const 
         throw std::runtime_error(fmt::format("{}; not written", e.what()));
     }
     const analysis::DiskText was = analysis::DiskText::of(now);
-    if (was.size != read.size || was.hash != read.hash) {
+    if (!was.same_bytes(read)) {
         throw std::runtime_error(fmt::format("{}: changed on disk since graphmend read it; not written", path));
     }
     write_atomically(path, text, links);
