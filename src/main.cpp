@@ -124,23 +124,28 @@ std::string usage_error(const Options& opt, bool fix) {
     return {};
 }
 
-// The files in order, each physical file once (as ruff dedupes its paths): a second path to the
-// same file (given twice, or through a link to a folder) is warned about and dropped.
-std::vector<std::string> once_each(std::vector<std::string> files, std::vector<std::string>& warnings) {
+// The files found, in order, each physical file once (as ruff dedupes its paths): a second path
+// to the same file (given twice, or through a link to a folder) is warned about and dropped, so
+// the first path decides how the file is taken (named by itself, or found in a folder).
+void keep_once_each(graphmend::config::Discovered& found) {
     std::map<std::pair<dev_t, ino_t>, std::string> seen;
-    std::vector<std::string> out;
-    for (auto& f : files) {
+    std::vector<std::string> files;
+    std::vector<bool> named;
+    for (std::size_t k = 0; k < found.files.size(); ++k) {
+        std::string& f = found.files[k];
         struct stat st {};
         if (::stat(f.c_str(), &st) == 0) {
             const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, f);
             if (!fresh) {
-                warnings.push_back(fmt::format("{}: the same file as {}; checked once", f, it->second));
+                found.warnings.push_back(fmt::format("{}: the same file as {}; checked once", f, it->second));
                 continue;
             }
         }
-        out.push_back(std::move(f));
+        files.push_back(std::move(f));
+        named.push_back(found.named[k]);
     }
-    return out;
+    found.files = std::move(files);
+    found.named = std::move(named);
 }
 
 // An input found but not read yet: its path, configuration and runtime form.
@@ -167,16 +172,17 @@ std::vector<Pending> find_inputs(const Options& opt, std::vector<std::string>& e
     }
     config::Discovered found = config::discover(opt.paths, resolver);
     for (auto& e : found.errors) errors.push_back(std::move(e));
-    std::vector<std::string> files = once_each(std::move(found.files), found.warnings);
+    keep_once_each(found);
     warn(opt, found.warnings);
     std::vector<Pending> out;
-    for (auto& f : files) {
-        // A file named on the command line keeps the inline runtime (auto); one found in a folder imports it.
-        // So does a file reached through a symbolic link (an HF cache snapshot): its text lives elsewhere
-        // (blobs/), where a module written next to the link would not be found.
-        const bool given = std::find(opt.paths.begin(), opt.paths.end(), f) != opt.paths.end();
+    for (std::size_t k = 0; k < found.files.size(); ++k) {
+        std::string& f = found.files[k];
+        // A file named on the command line keeps the inline runtime (auto); one found in a folder
+        // imports it, however a second path to it is spelled. A file reached through a symbolic
+        // link (an HF cache snapshot) keeps it too: its text lives elsewhere (blobs/), where a
+        // module written next to the link would not be found.
         std::error_code ec;
-        const RuntimeForm form = runtime_form(opt, !given && !std::filesystem::is_symlink(f, ec));
+        const RuntimeForm form = runtime_form(opt, !found.named[k] && !std::filesystem::is_symlink(f, ec));
         auto settings = resolver.for_file(f);
         out.push_back({std::move(f), std::move(settings), form, std::nullopt});
     }
@@ -219,23 +225,30 @@ void take_read_errors(std::vector<graphmend::FileOutcome>& outcomes, std::vector
     });
 }
 
+// A rewrite that is not written: the outcome is left as it was, and its fixes are reported as
+// not applied, for `why`. A site is "fixed" only where its fix is in the file.
+void not_written(graphmend::FileOutcome& o, const std::string& why) {
+    o.fixed = o.original;
+    o.imports_runtime = false;
+    for (std::size_t s = 0; s < o.sites.size(); ++s) {
+        if (!o.applied[s]) continue;
+        o.applied[s] = false;
+        o.sites[s].reason = why;
+    }
+}
+
 // The files `fix` would rewrite in place but must not, being links (output::link_refusal):
 // each is left unchanged before the runtime modules are planned, its fixes reported as not
-// applied, and its message returned (per outcome, "" for the others) as a write error.
-std::vector<std::string> refuse_links(const Options& opt, std::vector<graphmend::FileOutcome>& outcomes) {
+// applied for `why`, and its message returned (per outcome, "" for the others). `check` asks
+// too, so that it counts what `fix` would write.
+std::vector<std::string> refuse_links(const Options& opt, std::vector<graphmend::FileOutcome>& outcomes,
+                                      const std::string& why) {
     std::vector<std::string> errors(outcomes.size());
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         auto& o = outcomes[i];
         if (o.error || !o.changed()) continue;
         errors[i] = graphmend::output::link_refusal(o.path, links(opt));
-        if (errors[i].empty()) continue;
-        o.fixed = o.original;
-        o.imports_runtime = false;
-        for (std::size_t s = 0; s < o.sites.size(); ++s) {
-            if (!o.applied[s]) continue;
-            o.applied[s] = false;
-            o.sites[s].reason = "not written: the file is a link (see the error below)";
-        }
+        if (!errors[i].empty()) not_written(o, why);
     }
     return errors;
 }
@@ -334,16 +347,29 @@ int run(const Options& opt, bool fix) {
         for (const auto& o : done) warn(opt, o.warnings);
         // Before the files: a project whose module cannot be written is not written. Not for -o and
         // stdin, whose output is not in place.
+        // `fix --diff` shows what `fix` does, and `check` counts what it would write: a link left
+        // as it is is an error of `fix` and `--diff`, and a warning of `check`.
         std::vector<std::string> link_errors(done.size());
-        if (fix && !opt.diff && !opt.from_stdin() && opt.output.empty()) link_errors = refuse_links(opt, done);
+        if (fix && !opt.from_stdin() && opt.output.empty()) {
+            link_errors = refuse_links(opt, done, "not written: the file is a link (see the error below)");
+        } else if (!fix && !opt.from_stdin()) {
+            std::vector<std::string> refused =
+                refuse_links(opt, done, "not applied: `fix` leaves a link as it is (see the warning above)");
+            std::erase(refused, std::string());
+            warn(opt, refused);
+        }
         std::vector<runtime_module::Planned> planned;
         if (!opt.from_stdin() && opt.output.empty()) planned = runtime_module::plan(done);
         if (fix && !opt.diff) runtime_module::write(planned, done);
         const std::size_t first = written.size();
         if (progress) progress->finish();  // the line is erased before diffs and `-` output; shown again after
         deliver(opt, mode, done, written, write_errors);
-        for (std::size_t i = 0; i < link_errors.size(); ++i) {
-            if (!link_errors[i].empty()) write_errors[first + i] = link_errors[i];
+        for (std::size_t i = 0; i < done.size(); ++i) {
+            if (!link_errors[i].empty()) {
+                write_errors[first + i] = link_errors[i];
+            } else if (!write_errors[first + i].empty()) {
+                not_written(done[i], "not written: the write failed (see the error below)");
+            }
         }
         for (auto& m : planned) modules.push_back(std::move(m));
         for (auto& o : done) {
@@ -414,6 +440,9 @@ int main(int argc, char** argv) {
     auto* check = app.add_subcommand("check", "report the sites, write nothing");
     add_common(check, opt);
     auto* check_unsafe = check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
+    check->add_flag("--write-through-links", opt.write_through_links,
+                    "count symbolic links and hard-linked files as `fix --write-through-links` rewrites them "
+                    "(default: as `fix` leaves them, not rewritten)");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
     graphmend::config::add_cli_flags(*check, opt.config, check_unsafe);
 

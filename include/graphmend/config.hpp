@@ -166,6 +166,7 @@ private:
 /// The file-system walk's result.
 struct Discovered {
     std::vector<std::string> files;     // per path in order; a folder's files in sorted order
+    std::vector<bool> named;            // per file: given by itself as a path (not found in a folder)
     std::vector<std::string> warnings;  // "PATH: ..." (no Python files, a link loop, an unreadable folder)
     std::vector<std::string> errors;    // "PATH: no such file or folder"
 };

@@ -73,10 +73,13 @@ enum class SiteOrigin : std::uint8_t {
 };
 
 /// What FileOutcome::error is: the input's syntax error (a finding, at `error_at`), a
-/// rewrite that does not parse (an internal error; the file is left unchanged), or an input
+/// rewrite that does not parse (an internal error; the file is left unchanged), an input
 /// read from disk (InputFile::from_disk) that could not be read or changed while it was fixed
-/// (an I/O error: the file is left unchanged and has no sites).
-enum class FileError : std::uint8_t { Syntax, Internal, Read };
+/// (an I/O error: the file is left unchanged and has no sites), its project's runtime module
+/// that could not be read or written (Write, an I/O error; runtime_module::write), or a
+/// `_graphmend_runtime.py` of its project that graphmend did not write (Project, a finding:
+/// the file is left unchanged). Exit codes: output::exit_code.
+enum class FileError : std::uint8_t { Syntax, Internal, Read, Write, Project };
 
 /// Where the lines of a text start, and the bytes of its lines that hold non-ASCII bytes: what
 /// a report needs to turn byte offsets into lines and code-point columns once the text itself

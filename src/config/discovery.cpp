@@ -130,11 +130,13 @@ Discovered discover(const std::vector<std::string>& paths, Resolver& resolver) {
                 continue;
             }
             out.files.push_back(p);  // a file given is taken whatever its name
+            out.named.push_back(true);
             continue;
         }
         auto found = walk.root(p);
         if (found.empty()) out.warnings.push_back(fmt::format("{}: no Python files found", p));
         out.files.insert(out.files.end(), found.begin(), found.end());
+        out.named.resize(out.files.size(), false);
     }
     return out;
 }

@@ -313,11 +313,13 @@ namespace {
 
 std::string project_of(const FileOutcome& o) { return analysis::place_module(o.path).project; }
 
-// Every rewritten file of the project becomes an error, left unchanged.
-void refuse_project(std::vector<FileOutcome>& outcomes, const std::string& project, const std::string& why) {
+// Every rewritten file of the project becomes an error of `kind`, left unchanged.
+void refuse_project(std::vector<FileOutcome>& outcomes, const std::string& project, const std::string& why,
+                    FileError kind) {
     for (FileOutcome& o : outcomes) {
         if (!o.changed() || o.error || project_of(o) != project) continue;
         o.error = fmt::format("{}: {}; file left unchanged", o.path, why);
+        o.error_kind = kind;
         o.fixed = o.original;
         o.applied.assign(o.sites.size(), false);
         o.imports_runtime = false;
@@ -339,6 +341,7 @@ std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
     for (auto& [project, module] : by_project) {
         std::error_code ec;
         if (fs::exists(fs::path(module.path), ec)) {
+            FileError kind = FileError::Project;
             try {
                 module.existing = syntax::read_file(module.path);
                 if (!written_by_graphmend(*module.existing)) {
@@ -348,9 +351,10 @@ std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
                 }
             } catch (const std::exception& e) {
                 module.error = e.what();
+                kind = FileError::Write;
             }
+            if (module.error) refuse_project(outcomes, project, *module.error, kind);
         }
-        if (module.error) refuse_project(outcomes, project, *module.error);
         out.push_back(std::move(module));
     }
     std::sort(out.begin(), out.end(), [](const Planned& a, const Planned& b) { return a.path < b.path; });
@@ -365,7 +369,8 @@ void write(std::vector<Planned>& modules, std::vector<FileOutcome>& outcomes) {
         } catch (const std::exception& e) {
             module.error = e.what();
             const std::string project = analysis::place_module(module.path).project;
-            refuse_project(outcomes, project, fmt::format("the runtime module could not be written ({})", e.what()));
+            refuse_project(outcomes, project, fmt::format("the runtime module could not be written ({})", e.what()),
+                           FileError::Write);
         }
     }
 }

@@ -61,7 +61,10 @@ std::string github_report(const Results& results) {
             out += github_command("error", "graphmend (syntax error)",
                                   fmt::format(",file={},line={},col={}", file, o.error_at.line, col), *o.error);
         } else if (o.error) {
-            out += github_command("error", "graphmend (internal error)", ",file=" + file, *o.error);
+            const char* title = o.error_kind == FileError::Internal ? "graphmend (internal error)"
+                                : o.error_kind == FileError::Project ? "graphmend (runtime module)"
+                                                                     : "graphmend (I/O error)";
+            out += github_command("error", title, ",file=" + file, *o.error);
         }
         if (!results.write_error(f).empty()) {
             out += github_command("error", "graphmend (I/O error)", ",file=" + file, results.write_error(f));

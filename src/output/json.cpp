@@ -73,6 +73,18 @@ json site_json(const FileOutcome& o, std::size_t i, const Placer& placer) {
             {"fix", fix_of(o, i, placer)}};
 }
 
+// `error_kind` in the JSON report (README "Reports").
+const char* error_kind_name(FileError kind) {
+    switch (kind) {
+        case FileError::Syntax: return "syntax";
+        case FileError::Internal: return "internal";
+        case FileError::Read: return "read";
+        case FileError::Write: return "write";
+        case FileError::Project: return "project";
+    }
+    return "internal";
+}
+
 json file_json(const Results& results, std::size_t f) {
     const FileOutcome& o = results.outcomes[f];
     const Placer placer(o);
@@ -81,7 +93,7 @@ json file_json(const Results& results, std::size_t f) {
     json error_kind = nullptr;
     json error_location = nullptr;
     if (o.error) {
-        error_kind = o.error_kind == FileError::Syntax ? "syntax" : "internal";
+        error_kind = error_kind_name(o.error_kind);
         if (o.error_kind == FileError::Syntax) {
             error_location = {{"line", o.error_at.line}, {"column", placer.column(o.error_at.line, o.error_at.col)}};
         }

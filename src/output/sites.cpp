@@ -112,7 +112,8 @@ int exit_code(const Results& results, const ExitPolicy& policy) {
     if (!results.read_errors.empty()) return 2;
     for (std::size_t i = 0; i < results.outcomes.size(); ++i) {
         const FileOutcome& o = results.outcomes[i];
-        if (!results.write_error(i).empty() || (o.error && o.error_kind == FileError::Internal)) return 2;
+        if (!results.write_error(i).empty()) return 2;
+        if (o.error && (o.error_kind == FileError::Internal || o.error_kind == FileError::Write)) return 2;
         if (o.error) finding = true;  // a syntax error, as ruff's syntax-error diagnostic
         for (std::size_t s = 0; s < o.sites.size() && results.mode == Mode::Check; ++s) {
             if (site_status(o, s) == SiteStatus::Fixed) finding = true;

@@ -2,6 +2,7 @@
 
 No torch needed: these run build/graphmend on temporary files and look at the file system.
 """
+import json
 import os
 import stat
 import subprocess
@@ -115,6 +116,45 @@ def test_write_through_a_snapshot_keeps_the_runtime_inline_so_the_blob_runs(tmp_
     fixed = subprocess.run([sys.executable, str(snap / "modeling_a.py")], capture_output=True, text=True)
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout == original.stdout
+
+
+@pytest.mark.parametrize("mode", ["check", "diff"])
+def test_check_and_diff_count_a_snapshot_of_links_as_fix_leaves_it(tmp_path, mode):
+    """`check` and `fix --diff` count what `fix` writes: a link `fix` leaves as it is is not
+    "would be rewritten" (check: a warning, exit 0; --diff: the error `fix` gives, exit 2, no
+    diff), unless --write-through-links is given, as to `fix`."""
+    require_graphmend()
+    repo, snap = snapshot(tmp_path)
+    args = ["check"] if mode == "check" else ["fix", "--diff"]
+    proc = subprocess.run([str(BINARY), *args, str(snap)], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == (0 if mode == "check" else 2), proc.stderr
+    assert "is a symbolic link" in proc.stderr and "--write-through-links" in proc.stderr
+    assert "1 site found, 0 fixed, 1 refused" in proc.stderr and proc.stdout == "", proc.stderr
+    proc = subprocess.run([str(BINARY), *args, "--write-through-links", str(snap)], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "1 site found, 1 fixed, 0 refused" in proc.stderr, proc.stderr
+    assert (proc.stdout != "") == (mode == "diff")
+    assert (snap / "modeling_a.py").is_symlink() and "_graphmend_" not in (repo / "blobs" / "h1").read_text()
+
+
+def test_the_first_path_to_a_file_decides_its_runtime_form_however_spelled(tmp_path):
+    """A file found in a folder and also given by itself is taken as the first path found it:
+    `fix --diff . ./m.py` and `fix --diff . m.py` give the same diff (the module's import). The
+    first used to keep the inline runtime, because its path was spelled as the folder walk's."""
+    require_graphmend()
+    (tmp_path / "m.py").write_text(MODEL)
+    (tmp_path / "n.py").write_text(MODEL)
+    diffs = []
+    for second in ("./m.py", "m.py"):
+        proc = subprocess.run([str(BINARY), "fix", "--diff", ".", second], cwd=tmp_path, capture_output=True,
+                              text=True)
+        assert proc.returncode == 1 and "checked once" in proc.stderr, proc.stderr
+        assert "2 rewritten files import it" in proc.stderr, proc.stderr
+        diffs.append(proc.stdout)
+    assert diffs[0] == diffs[1] and "from _graphmend_runtime import" in diffs[0]
+    proc = subprocess.run([str(BINARY), "fix", "--diff", "m.py", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert "1 rewritten file imports it" in proc.stderr, proc.stderr  # m.py given first: inline
 
 
 def test_one_file_reached_twice_is_checked_once(tmp_path):
@@ -233,10 +273,8 @@ int mkstemp(char *template) {
 """
 
 
-def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path):
-    """Every write fails (a read-only folder, made with an LD_PRELOAD mkstemp): each file is
-    reported with its write error, the summary counts 0 rewritten, the exit status is 1 and the
-    files keep their text. The summary used to say "2 files checked, 2 rewritten"."""
+def failing_writes(tmp_path):
+    """An LD_PRELOAD shim whose mkstemp fails as in a read-only folder."""
     import shutil
     require_graphmend()
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("g++")
@@ -245,17 +283,53 @@ def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path):
     shim = tmp_path / "failing_mkstemp.so"
     subprocess.run([compiler, "-x", "c", "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "failing_mkstemp.c")],
                    check=True)
+    return {**os.environ, "LD_PRELOAD": str(shim)}
+
+
+@pytest.mark.parametrize("runtime", ["auto", "inline"])
+def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path, runtime):
+    """Every write fails (a read-only folder, made with an LD_PRELOAD mkstemp): each file is
+    reported with its write error, the summary counts 0 rewritten, the exit status is 2 (a
+    failed write, the runtime module's included) and the files keep their text. No site is
+    reported fixed: neither in the per-file line nor in the JSON report. The summary used to say
+    "2 files checked, 2 rewritten"; later the exit status of a module that could not be written
+    was 1, and the per-file line of a file that could not be written said "6 fixed"."""
+    env = failing_writes(tmp_path)
     folder = tmp_path / "p"
     folder.mkdir()
     for name in ("a.py", "b.py"):
         (folder / name).write_text(MODEL)
-    proc = subprocess.run([str(BINARY), "fix", "."], cwd=folder, env={**os.environ, "LD_PRELOAD": str(shim)},
-                          capture_output=True, text=True)
-    assert proc.returncode == 1, proc.stderr
+    proc = subprocess.run([str(BINARY), "fix", "--runtime", runtime, "."], cwd=folder, env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 2, proc.stderr
     assert "2 files checked, 0 rewritten" in proc.stderr, proc.stderr
     assert proc.stderr.count("Permission denied") >= 2, proc.stderr
+    assert " 0 fixed" in proc.stderr and "[fixed]" not in proc.stderr, proc.stderr
+    # The report is on stdout: a --report-json file is written through mkstemp too.
+    report = json.loads(subprocess.run([str(BINARY), "fix", "--runtime", runtime, "--output-format", "json", "."],
+                                       cwd=folder, env=env, capture_output=True, text=True).stdout)
+    for entry in report["files"]:
+        assert entry["written"] is False and entry["sites"]
+        assert all(s["status"] != "fixed" for s in entry["sites"]), entry
+        assert (entry["error_kind"] == "write") == (runtime == "auto"), entry  # the module's failure
+    assert report["totals"]["fixed"] == 0
     for name in ("a.py", "b.py"):
         assert (folder / name).read_text() == MODEL
+
+
+def test_a_foreign_runtime_module_is_a_finding_not_a_syntax_error(tmp_path):
+    """A `_graphmend_runtime.py` graphmend did not write: its project's files are left as they
+    were, exit 1 (a finding), and the JSON report says so (it said error_kind "syntax")."""
+    (tmp_path / "a.py").write_text(MODEL)
+    (tmp_path / "_graphmend_runtime.py").write_text("# mine\n")
+    proc = subprocess.run([str(BINARY), "check", "--output-format", "json", "."], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    [entry] = json.loads(proc.stdout)["files"]
+    assert entry["error_kind"] == "project" and entry["error_location"] is None
+    assert "was not written by graphmend" in entry["error"]
+    stats = subprocess.run([str(BINARY), "check", "--statistics", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert "syntax-error" not in stats.stderr, stats.stderr
 
 
 def test_output_file_with_a_folder_is_an_error_and_writes_nothing(tmp_path):
