@@ -294,6 +294,25 @@ TEST(Output, ExitCodes) {
     internal.error = "m.py: internal error: the rewritten file does not parse";
     internal.error_kind = FileError::Internal;
     EXPECT_EQ(output::exit_code(results({internal}), {}), 2);
+    FileOutcome module = refused;  // its project's runtime module could not be written
+    module.error = "m.py: the runtime module could not be written (...); file left unchanged";
+    module.error_kind = FileError::Write;
+    EXPECT_EQ(output::exit_code(results({module}, Mode::Fix), {true, false}), 2);
+    module.error_kind = FileError::Project;  // a _graphmend_runtime.py graphmend did not write: a finding
+    EXPECT_EQ(output::exit_code(results({module}, Mode::Fix), {}), 1);
+    EXPECT_EQ(output::exit_code(results({module}, Mode::Fix), {true, false}), 0);
+}
+
+// `diff -u`'s output for a last line without a newline, which `patch` needs: a lone-CR file is
+// one such line. A newline added or removed at the end is a change.
+TEST(Output, UnifiedDiffMarksALastLineWithoutNewline) {
+    EXPECT_EQ(output::unified_diff("m.py", "a\rb", "a\rc"),
+              "--- a/m.py\n+++ b/m.py\n@@ -1,1 +1,1 @@\n-a\rb\n\\ No newline at end of file\n"
+              "+a\rc\n\\ No newline at end of file\n");
+    EXPECT_EQ(output::unified_diff("m.py", "a\nb", "a\nb\n"),
+              "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n");
+    EXPECT_EQ(output::unified_diff("m.py", "a\nb\nc", "x\nb\nc"),
+              "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n-a\n+x\n b\n c\n\\ No newline at end of file\n");
 }
 
 TEST(Output, ProgressShowsAfterTheDelayAndIsErased) {
