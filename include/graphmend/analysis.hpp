@@ -93,16 +93,16 @@ struct ModuleIndex {
 
 /// A pruned file whose text is not held: it is read again from SourceFile::path when the
 /// analysis needs its tree. `size` and `hash` (std::hash of the bytes) are those of the first
-/// read, so that a file changed since is noticed; `cr_only`: its lines end in a lone CR and it
-/// is read as LF text (fix_files).
+/// read, so that a file changed since is noticed; `lone_crs`: some lines end in a lone CR, read
+/// as LF (syntax::lf_for_lone_crs; fix_files).
 struct DiskText {
     std::uint64_t size = 0;
     std::uint64_t hash = 0;
-    bool cr_only = false;
+    bool lone_crs = false;
 
     /// The DiskText of `bytes`, the file's bytes as read.
     static DiskText of(std::string_view bytes);
-    /// True when both describe the same bytes (size and hash; `cr_only` follows from them).
+    /// True when both describe the same bytes (size and hash; `lone_crs` follows from them).
     [[nodiscard]] bool same_bytes(const DiskText& other) const { return size == other.size && hash == other.hash; }
 };
 
@@ -136,7 +136,7 @@ struct SourceFile {
 };
 
 /// The source of a file: its tree's text, its held `text`, or its file read again from disk
-/// (as LF text when DiskText::cr_only). Throws SourceChanged when the file read is not the one
+/// (its lone CRs as LF when DiskText::lone_crs). Throws SourceChanged when the file read is not the one
 /// first read (another size or hash) or cannot be read.
 std::string read_source(const SourceFile& file);
 

@@ -119,7 +119,9 @@ struct FileOutcome {
     /// the text is the file's.
     std::optional<analysis::DiskText> disk;
     bool texts_on_disk = false;
-    bool cr_only = false;  // internal: read as LF text (fix_files)
+    bool cr_only = false;  // internal: its lines all end in a lone CR, read as LF (fix_files)
+    /// internal: the offsets of the lone CRs, read as LF, of a file that has LFs too (fix_files)
+    std::vector<std::uint32_t> lone_crs;
 
     [[nodiscard]] bool changed() const { return texts_released ? was_changed : fixed != original; }
 

@@ -186,6 +186,12 @@ Node without_parens(Node node);
 /// The number of '\n' bytes in `text`.
 std::size_t count_newlines(std::string_view text);
 
+/// Turns every lone CR of `text` (a '\r' not followed by '\n') into '\n', in place, and
+/// returns how many there were. CPython ends a line at a lone CR, as at LF and CRLF (universal
+/// newlines); tree-sitter's grammar does not (a `#` comment runs on to the next LF). Offsets
+/// stay: both are one byte.
+std::size_t lf_for_lone_crs(std::string& text);
+
 /// Reads a whole file, as bytes. Throws std::runtime_error "PATH: cannot read: REASON" when it
 /// cannot be read. Safe to call from several threads.
 std::string read_file(const std::string& path);

@@ -799,7 +799,7 @@ std::string read_source(const SourceFile& file) {
     if (!now.same_bytes(*file.on_disk)) {
         throw SourceChanged(file.path + ": changed on disk while graphmend read it");
     }
-    if (file.on_disk->cr_only) std::replace(bytes.begin(), bytes.end(), '\r', '\n');
+    if (file.on_disk->lone_crs) syntax::lf_for_lone_crs(bytes);
     return bytes;
 }
 

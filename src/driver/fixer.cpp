@@ -1,6 +1,7 @@
 // The pipeline driver: see include/graphmend/fixer.hpp.
 #include "graphmend/fixer.hpp"
 
+#include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -341,12 +342,90 @@ void finish(FileOutcome& out, const Rewrite& rewrite) {
 }
 
 
-// A text whose lines end in a lone CR (classic Mac; CPython reads it) has no LF at all, and
-// tree-sitter's grammar reads its first `#` comment to the end of the file. Such a text is
-// analysed and fixed as LF text (CR and LF are one byte each, so offsets are the same), and
-// fix_files turns its LFs back into CRs: every byte outside a rewritten span is as it was.
+// A text whose lines end in a lone CR (classic Mac; CPython reads it), all or some of them:
+// tree-sitter's grammar reads a `#` comment on to the next LF. Such a text is analysed and
+// fixed with LF for each lone CR (syntax::lf_for_lone_crs: CR and LF are one byte each, so
+// offsets are the same), and fix_files puts its CRs back (with_lone_crs): every byte outside
+// a rewritten span is as it was. A text with no LF at all gets CRs in its rewrites too.
 bool cr_only(std::string_view text) {
     return text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos;
+}
+
+// The lines of `text`, each with its '\n' (the last may have none).
+std::vector<std::string> lines_with_ends(const std::string& text) {
+    std::vector<std::string> lines;
+    for (std::size_t start = 0; start < text.size();) {
+        const std::size_t nl = text.find('\n', start);
+        const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+        lines.push_back(text.substr(start, end - start));
+        start = end;
+    }
+    return lines;
+}
+
+// `fixed`, a rewrite of `original` (both with LF for each lone CR), with a CR again at each
+// LF it kept from `original` at one of the offsets `crs` (sorted). The kept bytes are those
+// of the lines a line diff keeps, and, in a run of changed lines, those a byte diff of the
+// run keeps; a rewrite's own line ends stay LF, except one right after a CR, which is a CR
+// too (a CR then an LF would be one line end, CRLF, where the rewrite had two).
+std::string with_lone_crs(const std::string& original, const std::string& fixed, const std::vector<std::uint32_t>& crs) {
+    const auto is_cr = [&](std::size_t offset) { return std::binary_search(crs.begin(), crs.end(), offset); };
+    std::string out;
+    out.reserve(fixed.size());
+    enum Kind : char { Kept, Added, Cr };  // per byte of `out`: Cr, a lone CR put back
+    std::vector<Kind> kinds;
+    kinds.reserve(fixed.size());
+    const auto put = [&](char c, Kind kind) {
+        out += c;
+        kinds.push_back(kind);
+    };
+    std::size_t run_start = 0;  // the offset in `original` of the run of lines removed
+    std::string removed, added;
+    const auto flush = [&] {
+        if (!removed.empty() && !added.empty()) {
+            dtl::Diff<char, std::string> bytes(removed, added);
+            bytes.compose();
+            for (const auto& [c, info] : bytes.getSes().getSequence()) {
+                if (info.type == dtl::SES_DELETE) continue;
+                const bool kept = info.type == dtl::SES_COMMON;
+                const bool kept_cr = kept && c == '\n' && is_cr(run_start + static_cast<std::size_t>(info.beforeIdx - 1));
+                put(kept_cr ? '\r' : c, kept_cr ? Cr : kept ? Kept : Added);
+            }
+        } else {
+            for (const char c : added) put(c, Added);
+        }
+        run_start += removed.size();
+        removed.clear();
+        added.clear();
+    };
+    dtl::Diff<std::string> lines(lines_with_ends(original), lines_with_ends(fixed));
+    lines.compose();
+    for (const auto& [line, info] : lines.getSes().getSequence()) {
+        if (info.type == dtl::SES_DELETE) {
+            removed += line;
+        } else if (info.type == dtl::SES_ADD) {
+            added += line;
+        } else {
+            flush();
+            for (const char c : line) put(c, Kept);
+            if (line.back() == '\n' && is_cr(run_start + line.size() - 1)) {
+                out.back() = '\r';
+                kinds.back() = Cr;
+            }
+            run_start += line.size();
+        }
+    }
+    flush();
+    for (std::size_t i = 0; i + 1 < out.size(); ++i) {
+        if (kinds[i] != Cr || out[i + 1] != '\n') continue;
+        if (kinds[i + 1] == Added) {
+            out[i + 1] = '\r';
+            kinds[i + 1] = Cr;
+        } else {
+            out[i] = '\n';  // a kept LF after a kept CR whose text between was removed: one byte changes
+        }
+    }
+    return out;
 }
 
 // One pass of the pipeline over all files. Files whose `rules_on` entry is false, or with a
@@ -391,10 +470,16 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         } else {
             text = std::move(inputs[i].text);
         }
-        if (cr_only(text)) {
-            std::replace(text.begin(), text.end(), '\r', '\n');
-            out.cr_only = true;
-            if (out.disk) out.disk->cr_only = true;
+        const bool only_crs = cr_only(text);
+        if (text.find('\r') != std::string::npos) {
+            const std::string before = only_crs || !first ? std::string() : text;
+            if (syntax::lf_for_lone_crs(text) > 0) {
+                if (out.disk) out.disk->lone_crs = true;
+                out.cr_only = only_crs;
+                for (std::size_t k = 0; k < before.size(); ++k) {
+                    if (before[k] != text[k]) out.lone_crs.push_back(static_cast<std::uint32_t>(k));
+                }
+            }
         }
         analysis::ModulePlace place = analysis::place_module(inputs[i].path);
         out.project = project_as_given(inputs[i].path, place.project);
@@ -557,18 +642,17 @@ void merge_pass(FileOutcome& out, FileOutcome&& later) {
 }  // namespace
 
 TextLines TextLines::of(std::string_view text) {
-    // A text whose lines end in a lone CR (no LF anywhere) breaks its lines at the CRs, as
-    // fix_files reads it.
-    const char eol = cr_only(text) ? '\r' : '\n';
+    // A line ends at LF, and at a lone CR (not followed by LF), as CPython and fix_files read it.
     TextLines t;
     t.size = static_cast<std::uint32_t>(text.size());
     bool wide = false;
     for (std::uint32_t i = 0; i < text.size(); ++i) {
         wide = wide || static_cast<unsigned char>(text[i]) >= 0x80;
-        if (text[i] != eol && i + 1 != text.size()) continue;
+        const bool eol = text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'));
+        if (!eol && i + 1 != text.size()) continue;
         if (wide) t.wide.emplace(static_cast<std::uint32_t>(t.starts.size()), text.substr(t.starts.back(), i + 1 - t.starts.back()));
         wide = false;
-        if (text[i] == eol) t.starts.push_back(i + 1);
+        if (eol) t.starts.push_back(i + 1);
     }
     return t;
 }
@@ -676,9 +760,17 @@ std::vector<FileOutcome> fix_all(std::vector<InputFile> inputs, const FixOptions
         }
         if (!progress) break;
     }
-    // A lone-CR file's texts, and the edits a report shows, in its own line endings.
+    // A lone-CR file's texts, and the edits a report shows, in its own line endings. A file
+    // with some lone CRs gets them back where its bytes were kept; its rewrites' lines end in LF.
     const auto to_cr = [](std::string& text) { std::replace(text.begin(), text.end(), '\n', '\r'); };
     for (FileOutcome& o : outcomes) {
+        if (!o.lone_crs.empty() && !o.original.empty()) {
+            std::string original = o.original;
+            for (const std::uint32_t k : o.lone_crs) original[k] = '\r';
+            o.fixed = o.fixed == o.original ? original : with_lone_crs(o.original, o.fixed, o.lone_crs);
+            o.original = std::move(original);
+        }
+        o.lone_crs = {};
         if (!o.cr_only) continue;
         to_cr(o.fixed);
         to_cr(o.original);

@@ -298,6 +298,16 @@ std::size_t count_newlines(std::string_view text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+std::size_t lf_for_lone_crs(std::string& text) {
+    std::size_t count = 0;
+    for (std::size_t i = text.find('\r'); i != std::string::npos; i = text.find('\r', i + 1)) {
+        if (i + 1 < text.size() && text[i + 1] == '\n') continue;
+        text[i] = '\n';
+        ++count;
+    }
+    return count;
+}
+
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     // generic_category().message is strerror's text, but thread-safe (files are read in parallel).

@@ -260,6 +260,32 @@ def test_a_file_with_lone_cr_line_endings_is_fixed_like_its_lf_copy_and_keeps_cr
     compile(cr, "cr.py", "exec")
 
 
+def test_a_file_with_lf_and_lone_cr_line_ends_is_fixed_and_runs_as_before(tmp_path):
+    """LF lines, then a "\r\r\n" (two line ends to CPython), then lone-CR lines: CPython runs it,
+    and graphmend called it "1:1: syntax error". Now it is fixed: its sites are on CPython's
+    lines, its CRs stay, and the fixed file prints what the original printed."""
+    import ast
+    import sys
+    body = MODEL + "print(M()(3))\n"
+    head, rest = body.split("\n", 1)
+    text = (head + "\n\r\r\n" + rest.replace("\n", "\r")).encode()
+    (tmp_path / "m.py").write_bytes(text)
+    proc = subprocess.run([str(BINARY), "check", "--output-format", "json", "m.py"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    [entry] = json.loads(proc.stdout)["files"]
+    assert entry["error"] is None, entry["error"]
+    call = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"
+                and isinstance(n.args[0], ast.Name))  # the forward's print(x)
+    assert [s["line"] for s in entry["sites"]] == [call.lineno]
+    original = subprocess.run([sys.executable, "m.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert fix("m.py", cwd=tmp_path).returncode == 0
+    fixed = (tmp_path / "m.py").read_bytes()
+    assert b"_graphmend_print" in fixed and fixed.count(b"\r") >= text.count(b"\r")
+    rerun = subprocess.run([sys.executable, "m.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout == original.stdout == "3\n3\n"
+
+
 FAILING_MKSTEMP = r"""
 #define _GNU_SOURCE
 #include <errno.h>

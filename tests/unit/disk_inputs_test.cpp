@@ -228,3 +228,46 @@ TEST(DiskInputs, ARewriteIsWrittenOnlyOverTheBytesThatWereRead) {
     }
     EXPECT_FALSE(fs::exists(path));
 }
+
+// A file with LF and lone-CR line ends (CPython ends a line at each; the grammar did not, and
+// the file was a "1:1: syntax error"), and a "\r\r\n", which is two line ends: it is fixed as
+// the text with LF for each lone CR is, its sites on CPython's lines, and its lone CRs outside
+// the rewritten spans are written back.
+TEST(DiskInputs, AFileWithSomeLoneCrsIsFixedOnPythonsLinesAndKeepsThem) {
+    TempTree tree;
+    std::string text = kFiles[0].second;  // lines 1-3 end in LF, line 4 in "\r\r\n", the rest in CR
+    for (std::size_t at = 0, line = 1; (at = text.find('\n', at)) != std::string::npos; ++at, ++line) {
+        if (line == 4) {
+            text.replace(at, 1, "\r\r\n");
+            at += 2;
+        } else if (line > 4) {
+            text[at] = '\r';
+        }
+    }
+    tree.write("mixed/model.py", text);
+    tree.write("mixed/base.py", kFiles[1].second);
+    tree.write("mixed/helpers.py", kFiles[2].second);
+    std::vector<InputFile> inputs;
+    for (const char* name : {"model.py", "base.py", "helpers.py"}) {
+        inputs.push_back({(tree.root / "mixed" / name).string(), std::string(), nullptr, RuntimeForm::Inline, true});
+    }
+    const auto outcomes = fix_files(inputs, FixOptions{});
+    ASSERT_FALSE(outcomes[0].error) << *outcomes[0].error;
+    ASSERT_TRUE(outcomes[0].changed());
+    EXPECT_EQ(outcomes[0].original, text);
+    ASSERT_EQ(outcomes[0].sites.size(), 2u);
+    EXPECT_EQ(outcomes[0].sites[0].where.line, 9u);  // CPython's line: "\r\r\n" ends two
+    EXPECT_EQ(outcomes[0].sites[1].where.line, 10u);
+    EXPECT_EQ(TextLines::of(text).starts.size(), 13u);
+    // As the same text with LF for each lone CR is fixed, with the CRs back where bytes were kept.
+    std::string lf = text;
+    syntax::lf_for_lone_crs(lf);
+    inputs[0] = {inputs[0].path, lf, nullptr, RuntimeForm::Inline};
+    const auto as_lf = fix_files(inputs, FixOptions{});
+    std::string fixed = outcomes[0].fixed;
+    syntax::lf_for_lone_crs(fixed);
+    EXPECT_EQ(fixed, as_lf[0].fixed);
+    const std::size_t first_site = outcomes[0].sites[0].begin;
+    EXPECT_EQ(outcomes[0].fixed.substr(0, first_site), text.substr(0, first_site));
+    EXPECT_NE(outcomes[0].fixed.find("\r        return double(x)\r"), std::string::npos);
+}
