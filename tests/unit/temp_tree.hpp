@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 struct TempTree {
@@ -47,8 +48,18 @@ struct TempTree {
 /// A fresh empty folder <tmp>/graphmend-SUITE-<pid>/NAME (emptied when it exists): a test that
 /// names its folder can fix the same path twice.
 inline std::filesystem::path named_temp_folder(const std::string& suite, const std::string& name) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("graphmend-" + suite + "-" + std::to_string(::getpid())) / name;
+    // The per-process folders are removed when the test program ends.
+    struct Made {
+        std::set<std::filesystem::path> folders;
+        ~Made() {
+            std::error_code ec;
+            for (const auto& f : folders) std::filesystem::remove_all(f, ec);
+        }
+    };
+    static Made made;
+    const auto base = std::filesystem::temp_directory_path() / ("graphmend-" + suite + "-" + std::to_string(::getpid()));
+    made.folders.insert(base);
+    const auto dir = base / name;
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;
