@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -39,6 +40,20 @@ const std::set<std::string_view> kTorchStatic{"finfo", "iinfo", "device", "dtype
                                               "get_default_dtype", "typename", "numel", "result_type",
                                               "promote_types", "can_cast", "no_grad", "enable_grad",
                                               "set_grad_enabled", "inference_mode", "autocast", "compile"};
+
+// The value of a call of torch.NAME that returns no tensor; none for the others. torch.Size(...)
+// and torch.broadcast_shapes(...) make a torch.Size: shapes, which Dynamo knows at trace time
+// (gpytorch's `assert kl.shape == self._batch_shape`).
+std::optional<Value> torch_static_value(const std::string& name) {
+    if (name == "equal") return Value::of(kBool, true);
+    if (name.starts_with("is_") || name.starts_with("has_") || name.starts_with("get_") || name.starts_with("set_") ||
+        name.starts_with("_")) {
+        return Value::of(kBool | kOther);
+    }
+    if (name == "Size" || name == "broadcast_shapes") return Value::of(kSize);
+    if (kTorchStatic.contains(name)) return Value::of(kOther);
+    return std::nullopt;
+}
 
 // Sub-namespaces of torch whose functions return tensors.
 const std::set<std::string_view> kTorchTensorNamespaces{"torch", "torch.nn.functional", "torch.linalg",
@@ -450,7 +465,8 @@ Values::Values(const Project& project) : project_(project) {
                         v = Value::of(kModule);
                         v.cls = fmt::format("{}:{}", c->first, c->second);
                     } else if (ext.starts_with("torch.") && !ext.starts_with("torch.nn")) {
-                        v = Value::of(kTensor);
+                        // torch.finfo(...), torch.device(...), torch.Size(...): no tensor.
+                        v = torch_static_value(ext.substr(ext.rfind('.') + 1)).value_or(Value::of(kTensor));
                     } else {
                         v = Value::of(kUnknown);
                     }
@@ -814,12 +830,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             const auto dot = torch.rfind('.');
             const std::string ns = torch.substr(0, dot);
             const std::string name = torch.substr(dot + 1);
-            if (name == "equal") return Value::of(kBool, true);
-            if (name.starts_with("is_") || name.starts_with("has_") || name.starts_with("get_") ||
-                name.starts_with("set_") || name.starts_with("_")) {
-                return Value::of(kBool | kOther);
-            }
-            if (kTorchStatic.contains(name)) return Value::of(kOther);
+            if (const auto v = torch_static_value(name)) return *v;
             if (kTorchTensorNamespaces.contains(ns)) {
                 if (name == "split" || name == "chunk" || name == "unbind" || name == "meshgrid" ||
                     name == "broadcast_tensors" || name == "split_with_sizes" || name == "tensor_split") {

@@ -149,6 +149,41 @@ class Model(nn.Module):
     EXPECT_TRUE(a.data_test("# C"));
 }
 
+// A shape made by torch.Size or torch.broadcast_shapes is a torch.Size, whose comparison with
+// another shape is settled at trace time (gpytorch 1.15's nearest-neighbour KL assert, which
+// was a false "fixed" GM301 site); an attribute bound to torch.device(...) in __init__ is no
+// tensor either (torch 2.12.1's DataParallel.forward: `if t.device != self.src_device_obj:
+// raise`, another false "fixed" GM301 site).
+TEST(Values, ShapesAndDevicesMadeByTorchAreNoTensors) {
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.batch_shape: torch.Size = torch.broadcast_shapes(a.shape, b.shape)
+        self.device_obj = torch.device("cpu", 0)
+        self.eps = torch.finfo(torch.float32).eps
+        self.scale = torch.ones(1)
+
+    def forward(self, x):
+        if x.shape == self.batch_shape:  # S
+            pass
+        if x.shape == torch.Size([2, 3]):  # T
+            pass
+        if x.device != self.device_obj:  # D
+            pass
+        if self.scale > 1:  # U
+            pass
+        return x
+)");
+    EXPECT_FALSE(a.data_test("# S"));
+    EXPECT_FALSE(a.data_test("# T"));
+    EXPECT_FALSE(a.data_test("# D"));
+    EXPECT_TRUE(a.data_test("# U"));  // torch.ones(1): a tensor
+}
+
 TEST(Values, CalledForwardTakesItsCallersValues) {
     // Inner.forward is called with a Python int: its bare parameter is no tensor there.
     const Analysed a(R"(import torch
