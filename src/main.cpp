@@ -25,6 +25,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -265,8 +266,16 @@ void deliver(const Options& opt, graphmend::output::Mode mode, const std::vector
             fmt::print("{}", graphmend::output::unified_diff(o.path, o.original, o.fixed));
         } else if (mode == Mode::Check) {
         } else if (opt.from_stdin() && opt.output.empty()) {
-            fmt::print("{}", o.fixed);  // `fix -` echoes an unchanged file too
-            wrote = true;
+            // `fix -` echoes an unchanged file too. A stdout that cannot take it (a full disk, a
+            // closed pipe) is a failed write: reported, not an internal error that drops the report.
+            try {
+                fmt::print("{}", o.fixed);
+                if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) throw std::system_error(errno, std::generic_category());
+                wrote = true;
+            } catch (const std::exception& e) {
+                error = fmt::format("-: the fixed text could not be written to stdout: {}", e.what());
+                std::clearerr(stdout);
+            }
         } else if (!o.error && (o.changed() || !opt.output.empty())) {  // -o always writes the result
             try {
                 // In place, a file read from disk is written only if it is still what was read.
@@ -359,8 +368,8 @@ int run(const Options& opt, bool fix) {
             warn(opt, refused);
         }
         std::vector<runtime_module::Planned> planned;
-        if (!opt.from_stdin() && opt.output.empty()) planned = runtime_module::plan(done);
-        if (fix && !opt.diff) runtime_module::write(planned, done);
+        if (!opt.from_stdin() && opt.output.empty()) planned = runtime_module::plan(done, links(opt));
+        if (fix && !opt.diff) runtime_module::write(planned, done, links(opt));
         const std::size_t first = written.size();
         if (progress) progress->finish();  // the line is erased before diffs and `-` output; shown again after
         deliver(opt, mode, done, written, write_errors);
@@ -370,6 +379,9 @@ int run(const Options& opt, bool fix) {
             } else if (!write_errors[first + i].empty()) {
                 not_written(done[i], "not written: the write failed (see the error below)");
             }
+        }
+        if (fix && !opt.diff) {
+            runtime_module::settle(planned, done, std::vector<bool>(written.begin() + static_cast<std::ptrdiff_t>(first), written.end()));
         }
         for (auto& m : planned) modules.push_back(std::move(m));
         for (auto& o : done) {

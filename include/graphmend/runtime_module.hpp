@@ -24,6 +24,7 @@
 #include "graphmend/analysis.hpp"
 #include "graphmend/edits.hpp"
 #include "graphmend/fixer.hpp"
+#include "graphmend/output.hpp"
 
 namespace graphmend::runtime_module {
 
@@ -83,18 +84,28 @@ struct Planned {
     std::optional<std::string> existing;  // the text on disk; nullopt when absent
     std::optional<std::string> error;     // set when it must not be written (not graphmend's)
     std::size_t importers = 0;            // files of the project rewritten to import it
+    std::string project;                  // the project's folder, absolute (analysis::place_module)
 
     [[nodiscard]] bool changed() const { return !error && existing != text(); }
 };
 
 /// The modules the outcomes need, in path order: one per project with a file whose fixed
 /// text imports the module (FileOutcome::imports_runtime). A project whose module exists and
-/// was not written by graphmend gets an error, and so does each of its rewritten files,
-/// which is left unchanged: nothing of that project is written.
-std::vector<Planned> plan(std::vector<FileOutcome>& outcomes);
+/// was not written by graphmend gets an error (FileError::Project), and so does each of its
+/// rewritten files, which is left unchanged: nothing of that project is written. So does one
+/// whose module cannot be read, or is a link `links` does not write through
+/// (output::link_refusal; FileError::Write), as `fix` would find it: `check` plans the same.
+std::vector<Planned> plan(std::vector<FileOutcome>& outcomes,
+                          output::LinkPolicy links = output::LinkPolicy::Refuse);
 
 /// Writes each changed module atomically (before any file of its project is written). On
 /// failure the module gets the error and the project's rewritten files become errors, unchanged.
-void write(std::vector<Planned>& modules, std::vector<FileOutcome>& outcomes);
+void write(std::vector<Planned>& modules, std::vector<FileOutcome>& outcomes,
+           output::LinkPolicy links = output::LinkPolicy::Refuse);
+
+/// After the files were written (`written`, per outcome): each module's `importers` counts
+/// the files written that import it, and a module this run created that no written file
+/// imports is removed again (it gets an error, so it is no longer `changed`).
+void settle(std::vector<Planned>& modules, const std::vector<FileOutcome>& outcomes, const std::vector<bool>& written);
 
 }  // namespace graphmend::runtime_module

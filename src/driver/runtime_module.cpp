@@ -328,13 +328,14 @@ void refuse_project(std::vector<FileOutcome>& outcomes, const std::string& proje
 
 }  // namespace
 
-std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
+std::vector<Planned> plan(std::vector<FileOutcome>& outcomes, output::LinkPolicy links) {
     namespace fs = std::filesystem;
     std::map<std::string, Planned> by_project;  // absolute project folder -> its module
     for (const FileOutcome& o : outcomes) {
         if (!o.imports_runtime || !o.changed() || o.error) continue;
         Planned& module = by_project[project_of(o)];
         if (module.path.empty()) module.path = (fs::path(o.project) / kFileName).generic_string();
+        module.project = project_of(o);
         ++module.importers;
     }
     std::vector<Planned> out;
@@ -353,6 +354,12 @@ std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
                 module.error = e.what();
                 kind = FileError::Write;
             }
+            if (!module.error) {
+                if (std::string why = output::link_refusal(module.path, links); !why.empty()) {
+                    module.error = std::move(why);
+                    kind = FileError::Write;
+                }
+            }
             if (module.error) refuse_project(outcomes, project, *module.error, kind);
         }
         out.push_back(std::move(module));
@@ -361,16 +368,31 @@ std::vector<Planned> plan(std::vector<FileOutcome>& outcomes) {
     return out;
 }
 
-void write(std::vector<Planned>& modules, std::vector<FileOutcome>& outcomes) {
+void write(std::vector<Planned>& modules, std::vector<FileOutcome>& outcomes, output::LinkPolicy links) {
     for (Planned& module : modules) {
         if (!module.changed()) continue;
         try {
-            output::write_atomically(module.path, text());
+            output::write_atomically(module.path, text(), links);
         } catch (const std::exception& e) {
             module.error = e.what();
             const std::string project = analysis::place_module(module.path).project;
             refuse_project(outcomes, project, fmt::format("the runtime module could not be written ({})", e.what()),
                            FileError::Write);
+        }
+    }
+}
+
+void settle(std::vector<Planned>& modules, const std::vector<FileOutcome>& outcomes, const std::vector<bool>& written) {
+    for (Planned& module : modules) {
+        if (!module.changed()) continue;
+        module.importers = 0;
+        for (std::size_t i = 0; i < outcomes.size() && i < written.size(); ++i) {
+            if (written[i] && outcomes[i].imports_runtime && project_of(outcomes[i]) == module.project) ++module.importers;
+        }
+        if (module.importers == 0 && !module.existing) {
+            std::error_code ec;
+            std::filesystem::remove(module.path, ec);
+            module.error = "removed: no file that imports it was written";
         }
     }
 }
