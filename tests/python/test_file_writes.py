@@ -356,24 +356,22 @@ def test_the_runtime_module_line_counts_the_files_written(tmp_path):
     that no written file imports is removed again (found by a helper: "written (2 rewritten
     files import it)" beside "1 rewritten")."""
     env = failing_writes(tmp_path)
-    folder = tmp_path / "p"
-    folder.mkdir()
-    for name in ("a.py", "b.py"):
-        (folder / name).write_text(MODEL)
-    proc = subprocess.run([str(BINARY), "fix", "."], cwd=folder, env={**env, "FAIL_MKSTEMP_FOR": ".b.py."},
-                          capture_output=True, text=True)
-    assert proc.returncode == 2, proc.stderr
-    assert "runtime module written (1 rewritten file imports it)" in proc.stderr, proc.stderr
-    assert "2 files checked, 1 rewritten" in proc.stderr
+
+    def fix_folder(name, files, failing):  # the writes of temporaries named with `failing` fail
+        folder = tmp_path / name
+        folder.mkdir()
+        for f in files:
+            (folder / f).write_text(MODEL)
+        proc = subprocess.run([str(BINARY), "fix", "."], cwd=folder, env={**env, "FAIL_MKSTEMP_FOR": failing},
+                              capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        return folder, proc.stderr
+
+    folder, err = fix_folder("p", ["a.py", "b.py"], ".b.py.")
+    assert "runtime module written (1 rewritten file imports it)" in err and "2 files checked, 1 rewritten" in err
     assert (folder / "b.py").read_text() == MODEL and "_graphmend_runtime import" in (folder / "a.py").read_text()
-    folder = tmp_path / "q"  # every file fails, not the module
-    folder.mkdir()
-    for name in ("zz1.py", "zz2.py"):
-        (folder / name).write_text(MODEL)
-    proc = subprocess.run([str(BINARY), "fix", "."], cwd=folder, env={**env, "FAIL_MKSTEMP_FOR": "/.zz"},
-                          capture_output=True, text=True)
-    assert proc.returncode == 2, proc.stderr
-    assert "runtime module" not in proc.stderr and "0 rewritten" in proc.stderr, proc.stderr
+    folder, err = fix_folder("q", ["zz1.py", "zz2.py"], "/.zz")  # every file fails, not the module
+    assert "runtime module" not in err and "0 rewritten" in err, err
     assert sorted(os.listdir(folder)) == ["zz1.py", "zz2.py"]
 
 
