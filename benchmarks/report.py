@@ -421,8 +421,8 @@ def corpus_section(results: Path) -> list[str]:
     scaling = results / "depth-scaling.json"
     if scaling.exists():
         sd = json.loads(scaling.read_text())
-        out += ["`benchmarks/depth_scaling.py`: `graphmend check` time against a method chain's length and a "
-                f"nesting depth (best of {sd['repeat']}, start-up included; flat or falling seconds per 1,000 "
+        out += ["`benchmarks/depth_scaling.py`: `graphmend check` time against a method chain's length, a "
+                f"nesting depth and the number of sites in one function (best of {sd['repeat']}, start-up included; flat or falling seconds per 1,000 "
                 "mean linear growth).", "", "| series | n | seconds | seconds per 1,000 |", "| --- | --- | --- | --- |"]
         for name, rows in sd["series"].items():
             out += [f"| {name} | {r['n']} | {r['seconds']} | {r['seconds_per_1000']} |" for r in rows]

@@ -271,3 +271,27 @@ TEST(DiskInputs, AFileWithSomeLoneCrsIsFixedOnPythonsLinesAndKeepsThem) {
     EXPECT_EQ(outcomes[0].fixed.substr(0, first_site), text.substr(0, first_site));
     EXPECT_NE(outcomes[0].fixed.find("\r        return double(x)\r"), std::string::npos);
 }
+
+// A long run of rewritten lines in a file with LF and lone-CR line ends (over the byte diff's
+// limit as one text): the run is matched line by line, so every lone CR between its lines stays.
+TEST(DiskInputs, ALongRunOfRewrittenLinesKeepsEachLoneCr) {
+    std::string text = "import torch\n\n\nclass M(torch.nn.Module):\r    def forward(self, x):\r";
+    for (int i = 0; i < 2000; ++i) text += "        print(x)  # " + std::string(40, 'p') + "\r";
+    text += "        return x\r";
+    const auto outcomes = fix_files({{"m.py", text, nullptr, RuntimeForm::Inline}}, FixOptions{});
+    ASSERT_FALSE(outcomes[0].error) << *outcomes[0].error;
+    ASSERT_EQ(outcomes[0].sites.size(), 2000u);
+    EXPECT_EQ(std::count(outcomes[0].applied.begin(), outcomes[0].applied.end(), true), 2000);
+    EXPECT_EQ(outcomes[0].original, text);
+    const std::string& fixed = outcomes[0].fixed;
+    const std::size_t tail = fixed.find("        return x\r");
+    ASSERT_NE(tail, std::string::npos);
+    // Every line up to the return ends in its CR, as it did.
+    EXPECT_EQ(std::count(fixed.begin(), fixed.begin() + static_cast<std::ptrdiff_t>(tail), '\r'), 2002);
+    EXPECT_EQ(fixed.substr(0, fixed.find('\r')), "import torch\n\n\nclass M(torch.nn.Module):");
+    std::string lf = text;
+    syntax::lf_for_lone_crs(lf);
+    std::string as_lf = fixed;
+    syntax::lf_for_lone_crs(as_lf);
+    EXPECT_EQ(as_lf, fix_files({{"m.py", lf, nullptr, RuntimeForm::Inline}}, FixOptions{})[0].fixed);
+}
