@@ -321,8 +321,32 @@ private:
 };
 
 /// Names bound inside a function (parameters, assignment and loop targets, imports,
-/// nested defs), not descending into nested functions or classes.
+/// nested defs), not descending into nested functions or classes. Remembered on the calling
+/// thread for the last few functions asked (FunctionMemo): a rule asks it once per site.
 std::set<std::string> local_names(const syntax::Node& function);
+
+/// What a function's text decides (its names, its reads), remembered on one thread for the
+/// last few functions asked, by their text: a rule that asks per site walks a function once,
+/// not once per site (whose time grew as the square of the function's sites). `make` is
+/// called with the function when its text is not remembered.
+template <typename T>
+class FunctionMemo {
+public:
+    template <typename Make>
+    const T& get(const syntax::Node& function, Make&& make) {
+        const std::string_view text = function.text();
+        for (const auto& [t, value] : entries_) {
+            if (t == text) return value;
+        }
+        if (entries_.size() == kRemembered) entries_.erase(entries_.begin());
+        entries_.emplace_back(std::string(text), make(function));
+        return entries_.back().second;
+    }
+
+private:
+    static constexpr std::size_t kRemembered = 8;  // a site's function and the ones around it
+    std::vector<std::pair<std::string, T>> entries_;
+};
 
 /// The innermost enclosing function_definition of a node, or an invalid Node.
 syntax::Node enclosing_function(const syntax::Node& node);

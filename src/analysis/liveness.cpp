@@ -1,6 +1,7 @@
 // Liveness of names in a function: see include/graphmend/liveness.hpp.
 #include "graphmend/liveness.hpp"
 
+#include <map>
 #include <vector>
 
 #include "graphmend/analysis.hpp"
@@ -299,7 +300,42 @@ std::set<std::string> assigned_by_block(const Node& block) {
     return names;
 }
 
+namespace {
+
+// What definitely_bound needs of each block of a function: its statements' first bytes (from
+// the function's first byte), what each binds (assigned_by), and, every kStride statements,
+// what the statements before bind together: the names a prefix of a block binds are one
+// remembered set and at most kStride - 1 merges, not a walk of every statement before.
+struct BlockBindings {
+    std::vector<std::uint32_t> begins;
+    std::vector<std::set<std::string>> binds;
+    std::vector<std::set<std::string>> before;  // before[j]: of the statements [0, j * kStride)
+};
+constexpr std::size_t kStride = 32;
+using Bindings = std::map<std::uint32_t, BlockBindings>;  // by the block's offset
+
+Bindings bindings_of(const Node& function) {
+    Bindings out;
+    syntax::walk(function, [&](const Node& n) {
+        if (!n.is("block")) return true;
+        BlockBindings& b = out[n.begin() - function.begin()];
+        std::set<std::string> so_far;
+        for (const Node& stmt : n.named_children()) {
+            if (b.binds.size() % kStride == 0) b.before.push_back(so_far);
+            b.begins.push_back(stmt.begin() - function.begin());
+            b.binds.push_back(assigned_by(stmt));
+            so_far.insert(b.binds.back().begin(), b.binds.back().end());
+        }
+        return true;
+    });
+    return out;
+}
+
+}  // namespace
+
 std::set<std::string> definitely_bound(const Node& function, const Node& target) {
+    thread_local FunctionMemo<Bindings> memo;
+    const Bindings& bindings = memo.get(function, bindings_of);
     std::set<std::string> names;
     if (const Node params = function.field("parameters")) {
         syntax::walk(params, [&](const Node& n) {
@@ -313,9 +349,21 @@ std::set<std::string> definitely_bound(const Node& function, const Node& target)
     const Node body = function.field("body");
     for (Node child = target, block = target.parent(); block; child = block, block = block.parent()) {
         if (block.is("block")) {
-            for (const Node& stmt : block.named_children()) {
-                if (stmt.begin() >= child.begin()) break;
-                names.merge(assigned_by(stmt));
+            // The statements of the block that begin before `child`.
+            const auto b = bindings.find(block.begin() - function.begin());
+            if (b == bindings.end()) {  // not inside the function's tree (never, for a target in it)
+                for (const Node& stmt : block.named_children()) {
+                    if (stmt.begin() >= child.begin()) break;
+                    names.merge(assigned_by(stmt));
+                }
+            } else {
+                const BlockBindings& bb = b->second;
+                const auto k = static_cast<std::size_t>(
+                    std::lower_bound(bb.begins.begin(), bb.begins.end(), child.begin() - function.begin()) -
+                    bb.begins.begin());
+                const std::size_t j = k / kStride;
+                if (j < bb.before.size()) names.insert(bb.before[j].begin(), bb.before[j].end());
+                for (std::size_t s = j * kStride; s < k; ++s) names.insert(bb.binds[s].begin(), bb.binds[s].end());
             }
         }
         if (block.is("for_statement") && child == block.field("body")) {
@@ -330,15 +378,34 @@ std::set<std::string> definitely_bound(const Node& function, const Node& target)
     return names;
 }
 
+namespace {
+
+// The names a function's body reads (is_read), each with the offsets of its reads from the
+// function's first byte, in order.
+using Reads = std::map<std::string, std::vector<std::uint32_t>>;
+
+Reads reads_of(const Node& function) {
+    Reads reads;
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (n.is("identifier") && is_read(n)) reads[text(n)].push_back(n.begin() - function.begin());
+        return true;
+    });
+    return reads;
+}
+
+}  // namespace
+
 Scope scope_of(const Node& function, const Node& skip) {
     Scope s;
     s.bound_before = definitely_bound(function, skip);
     s.locals = local_names(function);
-    syntax::walk(function.field("body"), [&](const Node& n) {
-        if (n == skip) return false;
-        if (n.is("identifier") && is_read(n)) s.read_outside.insert(text(n));
-        return true;
-    });
+    thread_local FunctionMemo<Reads> memo;
+    // A name is read outside `skip` when one of its reads is before or after it.
+    const std::uint32_t from = skip ? skip.begin() - function.begin() : 0;
+    const std::uint32_t to = skip ? skip.end() - function.begin() : 0;
+    for (const auto& [name, at] : memo.get(function, reads_of)) {
+        if (at.front() < from || at.back() >= to) s.read_outside.insert(name);
+    }
     return s;
 }
 

@@ -722,7 +722,9 @@ void Project::compute_scope() {
     }
 }
 
-std::set<std::string> local_names(const Node& function) {
+namespace {
+
+std::set<std::string> compute_local_names(const Node& function) {
     std::set<std::string> names;
     auto bind_targets = [&](const Node& target) {
         syntax::walk(target, [&](const Node& n) {
@@ -769,6 +771,13 @@ std::set<std::string> local_names(const Node& function) {
         return true;
     });
     return names;
+}
+
+}  // namespace
+
+std::set<std::string> local_names(const Node& function) {
+    thread_local FunctionMemo<std::set<std::string>> memo;
+    return memo.get(function, compute_local_names);
 }
 
 Node enclosing_function(const Node& node) {

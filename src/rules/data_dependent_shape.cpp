@@ -23,7 +23,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
 #include <set>
 
 #include "graphmend/deferred_call.hpp"
@@ -135,44 +137,98 @@ std::string assigned_local(const Node& n) {
     return "";
 }
 
-// What the local `name` (and locals computed from it) feeds in `def`: shape arguments,
-// slice bounds, loop bounds. Empty when nothing shows.
-std::vector<std::string> feeds(const Node& def, const std::string& name) {
-    std::set<std::string> names{name};
-    // Locals assigned once (a name assigned again, or a parameter, holds other values too).
-    std::map<std::string, int> assignments;
+// What feeds() needs of a function, from one walk of its body (outside nested functions and
+// lambdas): how often each local is assigned, each assignment to a plain name with the names
+// its right side reads, and where each name is read (offsets from the function's first byte).
+struct Flows {
+    std::map<std::string, int> assignments;  // a parameter counts 2
+    std::vector<std::pair<std::string, std::set<std::string>>> assigned_from;  // in order
+    std::map<std::string, std::vector<std::size_t>> read_by;  // name -> indices into assigned_from
+    std::map<std::string, std::vector<std::uint32_t>> reads;
+};
+
+Flows flows_of(const Node& def) {
+    Flows f;
     syntax::walk(def.field("body"), [&](const Node& n) {
         if (n.is("function_definition") || n.is("lambda")) return false;
-        if (n.is("assignment") && n.field("left").is("identifier")) ++assignments[text(n.field("left"))];
+        if (n.is("identifier") && is_read(n)) f.reads[text(n)].push_back(n.begin() - def.begin());
+        if (!n.is("assignment") || !n.field("left").is("identifier")) return true;
+        ++f.assignments[text(n.field("left"))];
+        if (const Node right = n.field("right")) {
+            std::set<std::string> read;
+            syntax::walk(right, [&](const Node& r) {
+                if (r.is("identifier") && is_read(r)) read.insert(text(r));
+                return true;
+            });
+            for (const std::string& r : read) f.read_by[r].push_back(f.assigned_from.size());
+            f.assigned_from.emplace_back(text(n.field("left")), std::move(read));
+        }
         return true;
     });
     if (const Node params = def.field("parameters")) {
         syntax::walk(params, [&](const Node& n) {
-            if (n.is("identifier")) assignments[text(n)] += 2;
+            if (n.is("identifier")) f.assignments[text(n)] += 2;
             return true;
         });
     }
-    for (int round = 0; round < 3; ++round) {  // locals computed from it: `used = sum(sizes)`
-        syntax::walk(def.field("body"), [&](const Node& n) {
-            if (n.is("function_definition") || n.is("lambda")) return false;
-            if (n.is("assignment") && n.field("left").is("identifier") && n.field("right")) {
-                bool reads = false;
-                syntax::walk(n.field("right"), [&](const Node& r) {
-                    reads = reads || (r.is("identifier") && names.contains(text(r)) && is_read(r));
-                    return !reads;
-                });
-                if (reads && assignments[text(n.field("left"))] == 1) names.insert(text(n.field("left")));
+    return f;
+}
+
+// What the local `name` (and locals computed from it) feeds in `def`: shape arguments,
+// slice bounds, loop bounds. Empty when nothing shows. The function's Flows are remembered
+// (analysis::FunctionMemo): a function with many sites is walked once.
+std::vector<std::string> feeds(const Node& def, const std::string& name) {
+    thread_local analysis::FunctionMemo<Flows> memo;
+    const Flows& flows = memo.get(def, flows_of);
+    std::set<std::string> names{name};
+    // Locals assigned once (a name assigned again, or a parameter, holds other values too).
+    const auto once = [&](const std::string& local) {
+        const auto it = flows.assignments.find(local);
+        return it != flows.assignments.end() && it->second == 1;
+    };
+    // Locals computed from it (`used = sum(sizes)`): three rounds over the assignments in
+    // order, each taking the ones that read a name taken so far (in this round too). A round
+    // visits only those, in order: the assignments that read each name taken (Flows::read_by).
+    const auto readers = [&](const std::string& n) -> const std::vector<std::size_t>* {
+        const auto it = flows.read_by.find(n);
+        return it == flows.read_by.end() ? nullptr : &it->second;
+    };
+    for (int round = 0; round < 3; ++round) {
+        std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> next;
+        for (const std::string& n : names) {
+            if (const auto* r = readers(n)) {
+                for (const std::size_t k : *r) next.push(k);
             }
-            return true;
-        });
+        }
+        std::size_t done = 0;  // assignments before this index were visited in this round
+        while (!next.empty()) {
+            const std::size_t k = next.top();
+            next.pop();
+            if (k < done) continue;
+            done = k + 1;
+            const std::string& local = flows.assigned_from[k].first;
+            if (!once(local) || !names.insert(local).second) continue;
+            if (const auto* r = readers(local)) {
+                for (const std::size_t later : *r) {
+                    if (later > k) next.push(later);
+                }
+            }
+        }
     }
+    std::vector<std::uint32_t> reads;  // of the names, in source order
+    for (const std::string& n : names) {
+        if (const auto it = flows.reads.find(n); it != flows.reads.end()) {
+            reads.insert(reads.end(), it->second.begin(), it->second.end());
+        }
+    }
+    std::sort(reads.begin(), reads.end());
     std::vector<std::string> out;
     auto add = [&](std::string what) {
         if (std::find(out.begin(), out.end(), what) == out.end()) out.push_back(std::move(what));
     };
-    syntax::walk(def.field("body"), [&](const Node& n) {
-        if (n.is("function_definition") || n.is("lambda")) return false;
-        if (!n.is("identifier") || !names.contains(text(n)) || !is_read(n)) return true;
+    for (const std::uint32_t at : reads) {
+        const std::uint32_t begin = def.begin() + at;
+        const Node n(ts_node_named_descendant_for_byte_range(def.raw(), begin, begin + 1), &def.source());
         for (Node p = n.parent(); p && !p.is("expression_statement") && !p.is("block"); p = p.parent()) {
             if (p.is("slice")) {
                 add(fmt::format("a slice bound at line {}", p.position().line));
@@ -191,8 +247,7 @@ std::vector<std::string> feeds(const Node& def, const std::string& name) {
                 break;
             }
         }
-        return true;
-    });
+    }
     return out;
 }
 
@@ -463,23 +518,33 @@ private:
     // the predicate rules then rewrite the read with that statement (or refuse it, naming
     // the read). A read used anywhere else stays a graph break of its own, reported here.
     static bool read_only_by_one_test(const Context& ctx, const Node& def, const std::string& name) {
-        Node owner;
-        bool one = true;
-        bool any = false;
-        syntax::walk(def.field("body"), [&](const Node& n) {
-            if (!one || n.is("function_definition") || n.is("class_definition")) return false;
-            if (n.is("identifier") && n.text() == name && is_read(n)) {
-                any = true;
-                Node stmt = n.parent();
-                while (stmt && !stmt.is("if_statement") && !stmt.is("assert_statement") && !stmt.is("block")) {
-                    stmt = stmt.parent();
-                }
-                one = in_data_test(ctx, n) && stmt && !stmt.is("block") && (!owner || owner == stmt);
-                owner = stmt;
-            }
-            return true;
+        // Where each name is read in `def`'s body, outside nested functions and classes:
+        // offsets from its first byte, in order; remembered, as a function has many sites.
+        using Reads = std::map<std::string, std::vector<std::uint32_t>>;
+        thread_local analysis::FunctionMemo<Reads> memo;
+        const Reads& reads = memo.get(def, [](const Node& fn) {
+            Reads r;
+            syntax::walk(fn.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition")) return false;
+                if (n.is("identifier") && is_read(n)) r[text(n)].push_back(n.begin() - fn.begin());
+                return true;
+            });
+            return r;
         });
-        return any && one;
+        const auto it = reads.find(name);
+        if (it == reads.end()) return false;
+        Node owner;
+        for (const std::uint32_t at : it->second) {
+            const std::uint32_t begin = def.begin() + at;
+            const Node n(ts_node_named_descendant_for_byte_range(def.raw(), begin, begin + 1), &def.source());
+            Node stmt = n.parent();
+            while (stmt && !stmt.is("if_statement") && !stmt.is("assert_statement") && !stmt.is("block")) {
+                stmt = stmt.parent();
+            }
+            if (!in_data_test(ctx, n) || !stmt || stmt.is("block") || (owner && owner != stmt)) return false;
+            owner = stmt;
+        }
+        return true;
     }
 
     // `for h, w in spatial_shapes:` over a tensor whose elements feed sizes or slices: each

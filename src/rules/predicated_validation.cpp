@@ -75,12 +75,13 @@ bool stores_nothing(const Context& ctx, const Node& function, const Node& call, 
     return clean;
 }
 
-// A statement before `check` in its function that updates state Dynamo would replay after
-// the graph, or an invalid Node.
-Node state_update_before(const Context& ctx, const Node& function, const Node& check) {
+// The first statement of `function` (in source order) that updates state Dynamo would replay
+// after the graph, or an invalid Node. One before a check is what state_update_before finds:
+// the walk meets nodes in order of their first byte.
+Node first_state_update(const Context& ctx, const Node& function) {
     Node found;
     syntax::walk(function.field("body"), [&](const Node& n) {
-        if (found || n.begin() >= check.begin()) return false;
+        if (found) return false;
         if (n.is("function_definition") || n.is("lambda")) return false;
         if (n.is("assignment") || n.is("augmented_assignment")) {
             const Node left = n.field("left");
@@ -99,12 +100,23 @@ Node state_update_before(const Context& ctx, const Node& function, const Node& c
     return found;
 }
 
+// A statement before `check` in its function that updates state Dynamo would replay after
+// the graph, or an invalid Node. `first`: first_state_update per function, filled as asked
+// (a function with many checks is walked once).
+Node state_update_before(const Context& ctx, const Node& function, const Node& check,
+                         std::map<std::uint32_t, Node>& first) {
+    auto it = first.find(function.begin());
+    if (it == first.end()) it = first.emplace(function.begin(), first_state_update(ctx, function)).first;
+    return it->second && it->second.begin() < check.begin() ? it->second : Node();
+}
+
 class PredicatedValidationRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         std::map<std::uint32_t, std::set<std::string>> tensor_names;  // per function, computed once
+        std::map<std::uint32_t, Node> updates;                          // per function: first_state_update
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
             if (!n.is("if_statement") && !n.is("assert_statement")) return true;
             auto it = tensor_names.find(def.begin());
@@ -113,13 +125,14 @@ public:
             if (n.is("if_statement")) {
                 if (!is_raise_check(n)) return true;
                 if (!ctx.values.data_test(ctx.file, n.field("condition")) && !reads_data(n.field("condition"), tensors, ctx.values, ctx.file)) return true;
-                Site site = site_for(ctx, n, def, n.field("condition"), n.field("consequence").named_children()[0]);
+                Site site = site_for(ctx, n, def, n.field("condition"), n.field("consequence").named_children()[0],
+                                     updates);
                 with_scalar_reads(site, scalar_reads(ctx, def, {n.field("condition")}));
                 out.push_back(std::move(site));
             } else {
                 const auto parts = n.named_children();
                 if (parts.empty() || (!ctx.values.data_test(ctx.file, parts[0]) && !reads_data(parts[0], tensors, ctx.values, ctx.file))) return true;
-                Site site = site_for(ctx, n, def, parts[0], Node());
+                Site site = site_for(ctx, n, def, parts[0], Node(), updates);
                 with_scalar_reads(site, scalar_reads(ctx, def, {parts[0]}));
                 out.push_back(std::move(site));
             }
@@ -128,7 +141,8 @@ public:
     }
 
 private:
-    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Node& test, const Node& raise) {
+    static Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Node& test, const Node& raise,
+                         std::map<std::uint32_t, Node>& updates) {
         const bool is_assert = stmt.is("assert_statement");
         Site site = new_site(kInfo, stmt, one_line((is_assert ? "assert " : "if ") + std::string(test.text())),
                              is_assert ? "GB0171" : "GB0170");
@@ -163,7 +177,7 @@ private:
                 return site;
             }
         }
-        if (const Node update = state_update_before(ctx, def, stmt)) {
+        if (const Node update = state_update_before(ctx, def, stmt, updates)) {
             site.reason = fmt::format(
                 "line {} updates state before the check; Dynamo replays it after the graph, so raising inside the "
                 "graph would skip it",

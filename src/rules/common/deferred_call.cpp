@@ -25,33 +25,11 @@ struct Call {
     std::string method;  // Log: the method name
 };
 
-// analysis::local_names of `function`, remembered on this thread for the last few functions
-// asked (by their text, which decides the names): a function with many calls is walked once,
-// not once per call (2,000 prints in one forward took 6.6 s, the time growing as its square).
-const std::set<std::string>& remembered_local_names(const Node& function) {
-    struct Entry {
-        std::string text;
-        std::set<std::string> names;
-    };
-    thread_local std::vector<Entry> entries;
-    const std::string_view text = function.text();
-    for (const Entry& e : entries) {
-        if (e.text == text) return e.names;
-    }
-    constexpr std::size_t kRemembered = 8;  // a call's function and the functions around it
-    if (entries.size() == kRemembered) entries.erase(entries.begin());
-    entries.push_back({std::string(text), analysis::local_names(function)});
-    return entries.back().names;
-}
-
 // The names a function and the functions around it bind.
 std::set<std::string> visible_locals(const Node& call) {
     std::set<std::string> names;
     for (Node f = analysis::enclosing_function(call); f; f = analysis::enclosing_function(f)) {
-        if (f.is("function_definition")) {
-            const auto& own = remembered_local_names(f);
-            names.insert(own.begin(), own.end());
-        }
+        if (f.is("function_definition")) names.merge(analysis::local_names(f));
     }
     return names;
 }
