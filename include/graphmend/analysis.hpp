@@ -326,26 +326,28 @@ private:
 std::set<std::string> local_names(const syntax::Node& function);
 
 /// What a function's text decides (its names, its reads), remembered on one thread for the
-/// last few functions asked, by their text: a rule that asks per site walks a function once,
-/// not once per site (whose time grew as the square of the function's sites). `make` is
-/// called with the function when its text is not remembered.
+/// last few functions asked, by their text (its size and 64-bit hash: no copy of a large
+/// function is kept): a rule that asks per site walks a function once, not once per site
+/// (whose time grew as the square of the function's sites). `make` is called with the
+/// function when its text is not remembered.
 template <typename T>
 class FunctionMemo {
 public:
     template <typename Make>
     const T& get(const syntax::Node& function, Make&& make) {
         const std::string_view text = function.text();
-        for (const auto& [t, value] : entries_) {
-            if (t == text) return value;
+        const std::pair<std::size_t, std::size_t> key{text.size(), std::hash<std::string_view>{}(text)};
+        for (const auto& [k, value] : entries_) {
+            if (k == key) return value;
         }
         if (entries_.size() == kRemembered) entries_.erase(entries_.begin());
-        entries_.emplace_back(std::string(text), make(function));
+        entries_.emplace_back(key, make(function));
         return entries_.back().second;
     }
 
 private:
     static constexpr std::size_t kRemembered = 8;  // a site's function and the ones around it
-    std::vector<std::pair<std::string, T>> entries_;
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, T>> entries_;
 };
 
 /// The innermost enclosing function_definition of a node, or an invalid Node.
