@@ -6,7 +6,8 @@
 Generates one model file per size: a forward whose `y = x.f().f()...` chain has N links
 (N = 100 ... 1600), then one whose expression nests N unary minuses (N = 1000 ... 16000), each
 next to a print that graphmend fixes, so every file goes through the whole pipeline; then one
-whose forward holds N prints, N sites in one function (N = 500 ... 8000). Runs
+whose forward holds N prints, N sites in one function (N = 500 ... 8000), and one whose
+forward holds N data-dependent `if`s (GM201, whose per-site checks read the most of it). Runs
 `graphmend check` on each (the best of --repeat runs) and reports seconds and seconds per 1,000
 links or levels: linear growth keeps the second figure flat. A benchmark, not a test: nothing
 fails on a slow machine. The binary comes from GRAPHMEND_BIN (default build/graphmend).
@@ -37,6 +38,10 @@ def prints(n):
     return HEAD + "        y = x\n" + "        print(x)\n" * n + TAIL
 
 
+def ifs(n):
+    return HEAD + "        y = x\n" + "        if x.sum() > 0:\n            x = x + 1\n" * n + TAIL
+
+
 def best_time(binary, path, repeat):
     times = []
     for _ in range(repeat):
@@ -55,7 +60,8 @@ def main():
     args = p.parse_args()
     binary = os.environ.get("GRAPHMEND_BIN", str(REPO / "build" / "graphmend"))
     series = {"chain": (chain, [100, 200, 400, 800, 1600]), "unary minus": (unary, [1000, 2000, 4000, 8000, 16000]),
-              "sites in one function": (prints, [500, 1000, 2000, 4000, 8000])}
+              "prints in one function": (prints, [500, 1000, 2000, 4000, 8000]),
+              "ifs in one function": (ifs, [250, 500, 1000, 2000, 4000])}
     out = {"binary": binary, "repeat": args.repeat, "series": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (make, sizes) in series.items():
