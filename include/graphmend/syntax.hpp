@@ -70,6 +70,13 @@ public:
     [[nodiscard]] std::string_view text() const { return source_->slice(begin(), end()); }
     [[nodiscard]] LineCol position() const { return source_->position(begin()); }
     [[nodiscard]] Node parent() const { return valid() ? wrap(ts_node_parent(node_)) : Node{}; }
+    /// The smallest node under this one (a named one when `named`) spanning the bytes
+    /// [begin, end): how a node is found again from offsets a per-function index kept.
+    [[nodiscard]] Node descendant(std::uint32_t begin, std::uint32_t end, bool named = false) const {
+        if (!valid()) return Node{};
+        return wrap(named ? ts_node_named_descendant_for_byte_range(node_, begin, end)
+                          : ts_node_descendant_for_byte_range(node_, begin, end));
+    }
     [[nodiscard]] Node field(std::string_view name) const;
     [[nodiscard]] std::uint32_t child_count() const { return valid() ? ts_node_child_count(node_) : 0; }
     [[nodiscard]] Node child(std::uint32_t i) const { return valid() ? wrap(ts_node_child(node_, i)) : Node{}; }

@@ -228,7 +228,7 @@ std::vector<std::string> feeds(const Node& def, const std::string& name) {
     };
     for (const std::uint32_t at : reads) {
         const std::uint32_t begin = def.begin() + at;
-        const Node n(ts_node_named_descendant_for_byte_range(def.raw(), begin, begin + 1), &def.source());
+        const Node n = def.descendant(begin, begin + 1, true);
         for (Node p = n.parent(); p && !p.is("expression_statement") && !p.is("block"); p = p.parent()) {
             if (p.is("slice")) {
                 add(fmt::format("a slice bound at line {}", p.position().line));
@@ -536,7 +536,7 @@ private:
         Node owner;
         for (const std::uint32_t at : it->second) {
             const std::uint32_t begin = def.begin() + at;
-            const Node n(ts_node_named_descendant_for_byte_range(def.raw(), begin, begin + 1), &def.source());
+            const Node n = def.descendant(begin, begin + 1, true);
             Node stmt = n.parent();
             while (stmt && !stmt.is("if_statement") && !stmt.is("assert_statement") && !stmt.is("block")) {
                 stmt = stmt.parent();

@@ -156,7 +156,7 @@ std::string mutated_elsewhere(const Node& def, const Node& site, const std::set<
         if (std::none_of(c.names.begin(), c.names.end(), [&](const std::string& n) { return names.contains(n); })) {
             continue;
         }
-        Node n(ts_node_descendant_for_byte_range(def.raw(), begin, end), &def.source());
+        Node n = def.descendant(begin, end);
         while (n && !(n.begin() == begin && n.end() == end && (n.is("call") || n.is("assignment") ||
                                                                n.is("augmented_assignment")))) {
             n = n.parent();
