@@ -44,6 +44,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "graphmend/syntax.hpp"
@@ -325,18 +326,19 @@ private:
 /// thread for the last few functions asked (FunctionMemo): a rule asks it once per site.
 std::set<std::string> local_names(const syntax::Node& function);
 
-/// What a function's text decides (its names, its reads), remembered on one thread for the
-/// last few functions asked, by their text (its size and 64-bit hash: no copy of a large
-/// function is kept): a rule that asks per site walks a function once, not once per site
-/// (whose time grew as the square of the function's sites). `make` is called with the
-/// function when its text is not remembered.
+/// What a function decides (its names, its reads), remembered on one thread for the last few
+/// functions asked, by the function's identity (its text's SourceText::serial and its byte
+/// range): a rule that asks per site walks a function once, not once per site (whose time grew
+/// as the square of the function's sites). The key costs O(1): a key by the function's text
+/// (size and hash) cost its length per ask, again the square for a long function. `make` is
+/// called with the function when it is not remembered; what it returns holds no nodes, only
+/// offsets from the function's start.
 template <typename T>
 class FunctionMemo {
 public:
     template <typename Make>
     const T& get(const syntax::Node& function, Make&& make) {
-        const std::string_view text = function.text();
-        const std::pair<std::size_t, std::size_t> key{text.size(), std::hash<std::string_view>{}(text)};
+        const Key key{function.source().serial(), function.begin(), function.end()};
         for (const auto& [k, value] : entries_) {
             if (k == key) return value;
         }
@@ -346,8 +348,9 @@ public:
     }
 
 private:
+    using Key = std::tuple<std::uint64_t, std::uint32_t, std::uint32_t>;
     static constexpr std::size_t kRemembered = 8;  // a site's function and the ones around it
-    std::vector<std::pair<std::pair<std::size_t, std::size_t>, T>> entries_;
+    std::vector<std::pair<Key, T>> entries_;
 };
 
 /// The innermost enclosing function_definition of a node, or an invalid Node.

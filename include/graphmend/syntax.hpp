@@ -37,11 +37,16 @@ public:
     [[nodiscard]] std::uint32_t line_start(std::uint32_t line) const;
     /// "\r\n" when the file's first line ending is CRLF, "\n" otherwise.
     [[nodiscard]] std::string_view eol() const { return eol_; }
+    /// A number no other SourceText of this process has (a copy keeps it, with the same
+    /// text): with a node's offsets it names that node across the run, where the address of a
+    /// freed text could be reused (analysis::FunctionMemo).
+    [[nodiscard]] std::uint64_t serial() const { return serial_; }
 
 private:
     std::string text_;
     std::vector<std::uint32_t> line_starts_;
     std::string eol_;
+    std::uint64_t serial_ = 0;
 };
 
 /// A read-only view of one parse-tree node, valid while its Tree lives. An invalid node (an

@@ -2,6 +2,7 @@
 #include "graphmend/syntax.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <fstream>
 #include <array>
@@ -17,6 +18,8 @@ extern "C" const TSLanguage* tree_sitter_python();
 namespace graphmend::syntax {
 
 SourceText::SourceText(std::string text) : text_(std::move(text)) {
+    static std::atomic<std::uint64_t> next{1};
+    serial_ = next.fetch_add(1, std::memory_order_relaxed);
     line_starts_.push_back(0);
     for (std::uint32_t i = 0; i < text_.size(); ++i) {
         if (text_[i] == '\n') line_starts_.push_back(i + 1);
