@@ -75,6 +75,10 @@ public:
     [[nodiscard]] std::string_view text() const { return source_->slice(begin(), end()); }
     [[nodiscard]] LineCol position() const { return source_->position(begin()); }
     [[nodiscard]] Node parent() const { return valid() ? wrap(ts_node_parent(node_)) : Node{}; }
+    /// The nodes above this one, the root first and the parent last, found in one descent
+    /// from the root: tree-sitter finds each parent() by descending from the root, so a walk
+    /// up by parent() costs the square of the depth, this the depth.
+    [[nodiscard]] std::vector<Node> ancestors() const;
     /// The smallest node under this one (a named one when `named`) spanning the bytes
     /// [begin, end): how a node is found again from offsets a per-function index kept.
     [[nodiscard]] Node descendant(std::uint32_t begin, std::uint32_t end, bool named = false) const {

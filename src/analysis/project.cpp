@@ -781,8 +781,9 @@ std::set<std::string> local_names(const Node& function) {
 }
 
 Node enclosing_function(const Node& node) {
-    for (Node p = node.parent(); p; p = p.parent()) {
-        if (is_function_node(p)) return p;
+    const std::vector<Node> above = node.ancestors();
+    for (auto p = above.rbegin(); p != above.rend(); ++p) {
+        if (is_function_node(*p)) return *p;
     }
     return {};
 }

@@ -67,6 +67,17 @@ std::vector<Node> Node::children() const {
     return out;
 }
 
+std::vector<Node> Node::ancestors() const {
+    std::vector<Node> out;
+    if (!valid()) return out;
+    // ts_node_parent's own descent (tree-sitter 0.24, lib/src/node.c), kept at every level.
+    for (TSNode n = ts_tree_root_node(node_.tree); !ts_node_is_null(n) && n.id != node_.id;
+         n = ts_node_child_with_descendant(n, node_)) {
+        out.push_back(wrap(n));
+    }
+    return out;
+}
+
 std::vector<Node> Node::named_children() const {
     std::vector<Node> out;
     if (!valid()) return out;

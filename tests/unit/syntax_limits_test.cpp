@@ -120,3 +120,27 @@ TEST(SyntaxLimits, IndentationCPythonReadsIsNotAnError) {
         EXPECT_FALSE(err.has_value()) << text << "\n" << (err ? err->message : "");
     }
 }
+
+// Node::ancestors is the chain of parent() calls, found in one descent from the root: for
+// every node of a file with nested functions, lambdas, a comprehension and decorators.
+TEST(SyntaxLimits, AncestorsAreTheParentsFromTheRoot) {
+    const auto tree = syntax::Tree::parse(
+        "@dec(lambda a: a + 1)\nclass A:\n    def f(self, x):\n        def g():\n            return [y for y in x if y]\n"
+        "        return g() if x else (lambda: -x)()\n\nx = a.b.c(d)[e]\n");
+    ASSERT_FALSE(tree.error().has_value());
+    std::vector<syntax::Node> todo{tree.root()};
+    std::size_t checked = 0;
+    while (!todo.empty()) {
+        const syntax::Node n = todo.back();
+        todo.pop_back();
+        std::vector<syntax::Node> up;
+        for (syntax::Node p = n.parent(); p; p = p.parent()) up.insert(up.begin(), p);
+        const std::vector<syntax::Node> got = n.ancestors();
+        ASSERT_EQ(got.size(), up.size()) << n.type() << " at " << n.begin();
+        for (std::size_t i = 0; i < up.size(); ++i) EXPECT_TRUE(got[i] == up[i]) << n.type() << " at " << n.begin();
+        for (const syntax::Node& c : n.children()) todo.push_back(c);
+        ++checked;
+    }
+    EXPECT_GE(checked, 100u);
+    EXPECT_TRUE(syntax::Node().ancestors().empty());
+}
