@@ -13,8 +13,6 @@
 #include <string_view>
 #include <vector>
 
-#include <tree_sitter/api.h>
-
 namespace graphmend::syntax {
 
 /// A position as `line:col`, both 1-based; col counts bytes.
@@ -49,56 +47,81 @@ private:
     std::uint64_t serial_ = 0;
 };
 
+/// The nodes of one parse, held compactly (24 bytes a node, against about 110 in
+/// tree-sitter's own tree, whose parse is dropped once copied): tree-sitter's visible nodes, in
+/// source order (preorder), each with its parent and the end of its subtree, so a parent, a
+/// next sibling and a walk are O(1) a step. Built by Tree::parse; read through Node.
+struct NodeTable {
+    struct Entry {
+        std::uint32_t begin = 0;        // byte offsets into the source
+        std::uint32_t end = 0;
+        std::uint32_t parent = 0;       // kNone for the root
+        std::uint32_t subtree_end = 0;  // one past the last node of this node's subtree
+        std::uint16_t symbol = 0;       // ts_node_symbol: the node's type, aliases applied
+        std::uint16_t field = 0;        // the field it is in its parent (0: none), as a tree cursor reads it
+        bool named = false;
+    };
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+    std::vector<Entry> nodes;
+    const SourceText* source = nullptr;
+};
+
 /// A read-only view of one parse-tree node, valid while its Tree lives. An invalid node (an
 /// absent field or parent) answers every query as an empty node does: no type, no children.
+/// Types, fields and the node chosen for a byte range are tree-sitter's (0.24), which the
+/// table copies (`SyntaxLimits.NodeTableAgreesWithTreeSitter` compares them).
 class Node {
 public:
     Node() = default;
-    Node(TSNode node, const SourceText* source) : node_(node), source_(source) {}
+    Node(const NodeTable* table, std::uint32_t index) : table_(table), index_(index) {}
 
-    [[nodiscard]] bool valid() const { return source_ != nullptr && !ts_node_is_null(node_); }
+    [[nodiscard]] bool valid() const { return table_ != nullptr && index_ != NodeTable::kNone; }
     explicit operator bool() const { return valid(); }
-    [[nodiscard]] std::string_view type() const { return valid() ? ts_node_type(node_) : std::string_view(); }
+    [[nodiscard]] std::string_view type() const { return valid() ? type_name() : std::string_view(); }
     /// True when the node has this type (compared without measuring the type's name first).
     [[nodiscard]] bool is(std::string_view type) const {
         if (!valid()) return false;
         // strncmp stops at the end of the shorter name (memcmp would read past a short one:
         // ASan, global-buffer-overflow).
         // The first byte rejects most types without a call (this is the analysis's hottest test).
-        const char* t = ts_node_type(node_);
+        const char* t = type_name();
         if (type.empty()) return t[0] == '\0';
         return t[0] == type[0] && std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
     }
-    [[nodiscard]] bool named() const { return valid() && ts_node_is_named(node_); }
-    [[nodiscard]] std::uint32_t begin() const { return ts_node_start_byte(node_); }
-    [[nodiscard]] std::uint32_t end() const { return ts_node_end_byte(node_); }
-    [[nodiscard]] std::string_view text() const { return source_->slice(begin(), end()); }
-    [[nodiscard]] LineCol position() const { return source_->position(begin()); }
-    [[nodiscard]] Node parent() const { return valid() ? wrap(ts_node_parent(node_)) : Node{}; }
-    /// The nodes above this one, the root first and the parent last, found in one descent
-    /// from the root: tree-sitter finds each parent() by descending from the root, so a walk
-    /// up by parent() costs the square of the depth, this the depth.
+    [[nodiscard]] bool named() const { return valid() && entry().named; }
+    [[nodiscard]] std::uint32_t begin() const { return valid() ? entry().begin : 0; }
+    [[nodiscard]] std::uint32_t end() const { return valid() ? entry().end : 0; }
+    [[nodiscard]] std::string_view text() const { return source().slice(begin(), end()); }
+    [[nodiscard]] LineCol position() const { return source().position(begin()); }
+    [[nodiscard]] Node parent() const { return valid() ? Node(table_, entry().parent) : Node{}; }
+    /// The nodes above this one, the root first and the parent last.
     [[nodiscard]] std::vector<Node> ancestors() const;
+    /// The first child, the next and the next named sibling (invalid when there is none).
+    [[nodiscard]] Node first_child() const;
+    [[nodiscard]] Node next_sibling() const;
+    [[nodiscard]] Node next_named_sibling() const;
     /// The smallest node under this one (a named one when `named`) spanning the bytes
-    /// [begin, end): how a node is found again from offsets a per-function index kept.
-    [[nodiscard]] Node descendant(std::uint32_t begin, std::uint32_t end, bool named = false) const {
-        if (!valid()) return Node{};
-        return wrap(named ? ts_node_named_descendant_for_byte_range(node_, begin, end)
-                          : ts_node_descendant_for_byte_range(node_, begin, end));
-    }
+    /// [begin, end): how a node is found again from offsets a per-function index kept
+    /// (tree-sitter's ts_node_descendant_for_byte_range).
+    [[nodiscard]] Node descendant(std::uint32_t begin, std::uint32_t end, bool named = false) const;
+    /// The first child in the field `name` (ts_node_child_by_field_name).
     [[nodiscard]] Node field(std::string_view name) const;
-    [[nodiscard]] std::uint32_t child_count() const { return valid() ? ts_node_child_count(node_) : 0; }
-    [[nodiscard]] Node child(std::uint32_t i) const { return valid() ? wrap(ts_node_child(node_, i)) : Node{}; }
+    /// The name of the field this node is in its parent, or "" (ts_node_field_name_for_child).
+    [[nodiscard]] std::string_view field_name() const;
+    [[nodiscard]] std::uint32_t child_count() const;
+    [[nodiscard]] Node child(std::uint32_t i) const;
     [[nodiscard]] std::vector<Node> children() const;
     [[nodiscard]] std::vector<Node> named_children() const;
-    [[nodiscard]] const SourceText& source() const { return *source_; }
-    [[nodiscard]] bool operator==(const Node& other) const { return ts_node_eq(node_, other.node_); }
-    [[nodiscard]] TSNode raw() const { return node_; }
+    [[nodiscard]] const SourceText& source() const { return *table_->source; }
+    [[nodiscard]] bool operator==(const Node& other) const {
+        return table_ == other.table_ && index_ == other.index_;
+    }
 
 private:
-    [[nodiscard]] Node wrap(TSNode n) const { return {n, source_}; }
-    TSNode node_{};
-    const SourceText* source_ = nullptr;
+    [[nodiscard]] const NodeTable::Entry& entry() const { return table_->nodes[index_]; }
+    [[nodiscard]] const char* type_name() const;
+    const NodeTable* table_ = nullptr;
+    std::uint32_t index_ = NodeTable::kNone;
 };
 
 /// The first syntax error of a tree: where, and what was found there.
@@ -165,7 +188,9 @@ private:
     /// not checked.
     [[nodiscard]] std::optional<SyntaxError> indentation_error() const;
     std::unique_ptr<SourceText> source_;
-    TSTree* tree_ = nullptr;
+    std::unique_ptr<NodeTable> nodes_;
+    /// The first ERROR or MISSING node's error, found while tree-sitter's tree was held.
+    std::optional<SyntaxError> parse_error_;
     std::vector<std::uint32_t> starred_;
 };
 
@@ -174,24 +199,28 @@ private:
 /// annotation `y: T`) has nothing to visit.
 template <typename Visit>
 void walk(const Node& node, Visit&& visit) {
-    // A tree cursor visits each node once in O(1) steps; indexing children (ts_node_child)
-    // would be quadratic in the number of siblings.
+    // Each step is O(1) (NodeTable links parents and siblings): no recursion, so any depth is
+    // safe, and no indexing of children, which would be quadratic in the number of siblings.
     if (!node.valid() || !visit(node)) return;
-    TSTreeCursor cursor = ts_tree_cursor_new(node.raw());
-    const SourceText* source = &node.source();
+    Node at = node;
     bool descend = true;
     for (;;) {
-        if (descend && ts_tree_cursor_goto_first_child(&cursor)) {
-            descend = visit(Node(ts_tree_cursor_current_node(&cursor), source));
-            continue;
-        }
-        while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
-            if (!ts_tree_cursor_goto_parent(&cursor)) {
-                ts_tree_cursor_delete(&cursor);
-                return;
+        if (descend) {
+            if (const Node child = at.first_child()) {
+                at = child;
+                descend = visit(at);
+                continue;
             }
         }
-        descend = visit(Node(ts_tree_cursor_current_node(&cursor), source));
+        for (;;) {
+            if (at == node) return;
+            if (const Node next = at.next_sibling()) {
+                at = next;
+                break;
+            }
+            at = at.parent();
+        }
+        descend = visit(at);
     }
 }
 

@@ -59,10 +59,8 @@ bool is_module_import(const Node& stmt) {
 
 // The names an import of the module binds (an aliased name binds its alias).
 void add_imported_names(const Node& stmt, std::set<std::string>& names) {
-    for (std::uint32_t i = 0; i < stmt.child_count(); ++i) {
-        const Node child = stmt.child(i);
-        const char* field = ts_node_field_name_for_child(stmt.raw(), i);
-        if (field == nullptr || std::string_view(field) != "name") continue;
+    for (const Node& child : stmt.children()) {
+        if (child.field_name() != "name") continue;
         const Node local = child.is("aliased_import") ? child.field("alias") : child;
         names.emplace(local.text());
     }
@@ -299,7 +297,7 @@ std::optional<edits::Edit> import_edit(const syntax::Tree& tree, const ImportFor
         }
         names.insert(existing->names.begin(), existing->names.end());
         // A comment after the statement on its line (its `# noqa: E402`) stays as it is.
-        const Node next(ts_node_next_named_sibling(existing->stmt.raw()), &tree.source());
+        const Node next = existing->stmt.next_named_sibling();
         const auto end_line = tree.source().position(existing->stmt.end()).line;
         const bool commented = next.is("comment") && next.position().line == end_line;
         return edits::Edit{existing->stmt.begin(), existing->stmt.end(),

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <tree_sitter/api.h>
 
 extern "C" const TSLanguage* tree_sitter_python();
 
@@ -47,116 +48,28 @@ std::uint32_t SourceText::line_start(std::uint32_t line) const {
     return line_starts_[line - 1];
 }
 
-Node Node::field(std::string_view name) const {
-    if (!valid()) return {};
-    return wrap(ts_node_child_by_field_name(node_, name.data(), static_cast<std::uint32_t>(name.size())));
+namespace {
+
+const TSLanguage* python() {
+    static const TSLanguage* language = tree_sitter_python();
+    return language;
 }
 
-// Children through a tree cursor: ts_node_child(i) starts from the first child each time,
-// so a loop over i is quadratic in the number of children (a module's statements).
-std::vector<Node> Node::children() const {
-    std::vector<Node> out;
-    if (!valid()) return out;
-    TSTreeCursor cursor = ts_tree_cursor_new(node_);
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-        do {
-            out.push_back(wrap(ts_tree_cursor_current_node(&cursor)));
-        } while (ts_tree_cursor_goto_next_sibling(&cursor));
-    }
-    ts_tree_cursor_delete(&cursor);
-    return out;
-}
-
-std::vector<Node> Node::ancestors() const {
-    std::vector<Node> out;
-    if (!valid()) return out;
-    // ts_node_parent's own descent (tree-sitter 0.24, lib/src/node.c), kept at every level.
-    for (TSNode n = ts_tree_root_node(node_.tree); !ts_node_is_null(n) && n.id != node_.id;
-         n = ts_node_child_with_descendant(n, node_)) {
-        out.push_back(wrap(n));
-    }
-    return out;
-}
-
-std::vector<Node> Node::named_children() const {
-    std::vector<Node> out;
-    if (!valid()) return out;
-    TSTreeCursor cursor = ts_tree_cursor_new(node_);
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-        do {
-            const TSNode n = ts_tree_cursor_current_node(&cursor);
-            if (ts_node_is_named(n)) out.push_back(wrap(n));
-        } while (ts_tree_cursor_goto_next_sibling(&cursor));
-    }
-    ts_tree_cursor_delete(&cursor);
-    return out;
-}
-
-Tree Tree::parse(std::string text) {
-    Tree tree;
-    tree.source_ = std::make_unique<SourceText>(std::move(text));
-    TSParser* parser = ts_parser_new();
-    ts_parser_set_language(parser, tree_sitter_python());
-    const auto& t = tree.source_->text();
-    tree.tree_ = ts_parser_parse_string(parser, nullptr, t.data(), static_cast<std::uint32_t>(t.size()));
-    if (ts_node_has_error(ts_tree_root_node(tree.tree_))) {
-        Normalized n = normalize_grammar_gaps(t);
-        if (!n.starred.empty() || n.joined > 0) {
-            TSTree* again =
-                ts_parser_parse_string(parser, nullptr, n.text.data(), static_cast<std::uint32_t>(n.text.size()));
-            if (ts_node_has_error(ts_tree_root_node(again))) {
-                ts_tree_delete(again);
-            } else {
-                ts_tree_delete(tree.tree_);
-                tree.tree_ = again;
-                tree.starred_ = std::move(n.starred);
-            }
-        }
-    }
-    ts_parser_delete(parser);
-    return tree;
-}
-
-Tree::Tree(Tree&& other) noexcept
-    : source_(std::move(other.source_)),
-      tree_(std::exchange(other.tree_, nullptr)),
-      starred_(std::move(other.starred_)) {}
-
-Tree& Tree::operator=(Tree&& other) noexcept {
-    if (this != &other) {
-        if (tree_ != nullptr) ts_tree_delete(tree_);
-        source_ = std::move(other.source_);
-        tree_ = std::exchange(other.tree_, nullptr);
-        starred_ = std::move(other.starred_);
-    }
-    return *this;
-}
-
-Tree::~Tree() {
-    if (tree_ != nullptr) ts_tree_delete(tree_);
-}
-
-Node Tree::root() const { return {ts_tree_root_node(tree_), source_.get()}; }
-
-std::optional<SyntaxError> Tree::error() const {
-    const TSNode root = ts_tree_root_node(tree_);
-    if (!ts_node_has_error(root)) {
-        if (auto nesting = nesting_error()) return nesting;
-        return indentation_error();
-    }
-    // The first ERROR or MISSING node in source order, found with a cursor that enters only
-    // subtrees holding an error: no recursion, so any nesting depth is safe.
+// The first ERROR or MISSING node in source order, found with a cursor that enters only
+// subtrees holding an error: no recursion, so any nesting depth is safe.
+std::optional<SyntaxError> first_error(const TSNode root, const SourceText& source) {
+    if (!ts_node_has_error(root)) return std::nullopt;
     TSTreeCursor cursor = ts_tree_cursor_new(root);
     std::optional<SyntaxError> found;
     for (;;) {
         const TSNode n = ts_tree_cursor_current_node(&cursor);
         if (ts_node_is_missing(n)) {
-            found = SyntaxError{source_->position(ts_node_start_byte(n)),
+            found = SyntaxError{source.position(ts_node_start_byte(n)),
                                 fmt::format("syntax error: missing '{}'", ts_node_type(n))};
             break;
         }
         if (std::string_view(ts_node_type(n)) == "ERROR") {
-            found = SyntaxError{source_->position(ts_node_start_byte(n)), "syntax error: unexpected input"};
+            found = SyntaxError{source.position(ts_node_start_byte(n)), "syntax error: unexpected input"};
             break;
         }
         // Into the first child holding an error; else on to the next sibling that does.
@@ -174,6 +87,203 @@ std::optional<SyntaxError> Tree::error() const {
     ts_tree_cursor_delete(&cursor);
     if (!found) found = SyntaxError{{1, 1}, "syntax error"};
     return found;
+}
+
+// The visible nodes of tree-sitter's tree, in preorder, as a tree cursor walks them (a cursor
+// step is O(1); the field is the cursor's, which follows fields through hidden nodes as
+// ts_node_child_by_field_id does).
+std::unique_ptr<NodeTable> node_table(const TSNode root, const SourceText& source) {
+    auto table = std::make_unique<NodeTable>();
+    table->source = &source;
+    auto& nodes = table->nodes;
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    // Counted first, so the table is allocated once: grown by doubling, it would hold up to
+    // three times its size at once, beside the tree it copies (the largest file's peak).
+    std::size_t count = 1;
+    for (bool down = true;;) {
+        if (down && ts_tree_cursor_goto_first_child(&cursor)) {
+            ++count;
+            continue;
+        }
+        if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+            ++count;
+            down = true;
+            continue;
+        }
+        if (!ts_tree_cursor_goto_parent(&cursor)) break;
+        down = false;
+    }
+    ts_tree_cursor_reset(&cursor, root);
+    nodes.reserve(count);
+    std::vector<std::uint32_t> open;  // the nodes whose subtree is being read, root first
+    const auto add = [&](std::uint32_t parent) {
+        const TSNode n = ts_tree_cursor_current_node(&cursor);
+        NodeTable::Entry e;
+        e.begin = ts_node_start_byte(n);
+        e.end = ts_node_end_byte(n);
+        e.parent = parent;
+        e.symbol = ts_node_symbol(n);
+        e.field = ts_tree_cursor_current_field_id(&cursor);
+        e.named = ts_node_is_named(n);
+        open.push_back(static_cast<std::uint32_t>(nodes.size()));
+        nodes.push_back(e);
+    };
+    add(NodeTable::kNone);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(&cursor)) {
+            add(open.back());
+            continue;
+        }
+        // Close nodes until one has a next sibling.
+        for (;;) {
+            nodes[open.back()].subtree_end = static_cast<std::uint32_t>(nodes.size());
+            open.pop_back();
+            if (open.empty()) {
+                ts_tree_cursor_delete(&cursor);
+                return table;
+            }
+            if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+                add(open.back());
+                break;
+            }
+            ts_tree_cursor_goto_parent(&cursor);
+        }
+    }
+}
+
+}  // namespace
+
+const char* Node::type_name() const { return ts_language_symbol_name(python(), entry().symbol); }
+
+Node Node::first_child() const {
+    if (!valid()) return {};
+    const std::uint32_t next = index_ + 1;
+    return next < entry().subtree_end ? Node(table_, next) : Node{};
+}
+
+Node Node::next_sibling() const {
+    if (!valid() || entry().parent == NodeTable::kNone) return {};
+    const std::uint32_t next = entry().subtree_end;
+    return next < table_->nodes[entry().parent].subtree_end ? Node(table_, next) : Node{};
+}
+
+Node Node::next_named_sibling() const {
+    Node n = next_sibling();
+    while (n && !n.named()) n = n.next_sibling();
+    return n;
+}
+
+std::vector<Node> Node::ancestors() const {
+    std::vector<Node> out;
+    for (Node p = parent(); p; p = p.parent()) out.push_back(p);
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+Node Node::descendant(std::uint32_t begin, std::uint32_t end, bool named) const {
+    // ts_node__descendant_for_byte_range (tree-sitter 0.24, lib/src/node.c) over the visible
+    // children: a hidden node's children are its visible parent's here, in the same order.
+    if (!valid() || begin > end) return {};
+    Node at = *this;
+    Node last = *this;
+    for (bool descended = true; descended;) {
+        descended = false;
+        for (Node c = at.first_child(); c; c = c.next_sibling()) {
+            const std::uint32_t c_end = c.end();
+            if (c_end < end) continue;  // it must reach the end of the range
+            // ... and pass its start, or, when empty, at least touch it
+            if (c.begin() == c_end ? c_end < begin : c_end <= begin) continue;
+            if (begin < c.begin()) break;  // it must start at or before the range
+            at = c;
+            if (!named || c.named()) last = c;
+            descended = true;
+            break;
+        }
+    }
+    return last;
+}
+
+Node Node::field(std::string_view name) const {
+    if (!valid()) return {};
+    const TSFieldId id = ts_language_field_id_for_name(python(), name.data(), static_cast<std::uint32_t>(name.size()));
+    if (id == 0) return {};
+    for (Node c = first_child(); c; c = c.next_sibling()) {
+        if (c.entry().field == id) return c;
+    }
+    return {};
+}
+
+std::string_view Node::field_name() const {
+    if (!valid() || entry().field == 0) return {};
+    const char* name = ts_language_field_name_for_id(python(), entry().field);
+    return name == nullptr ? std::string_view() : std::string_view(name);
+}
+
+std::uint32_t Node::child_count() const {
+    std::uint32_t count = 0;
+    for (Node c = first_child(); c; c = c.next_sibling()) ++count;
+    return count;
+}
+
+Node Node::child(std::uint32_t i) const {
+    Node c = first_child();
+    for (; c && i > 0; --i) c = c.next_sibling();
+    return c;
+}
+
+std::vector<Node> Node::children() const {
+    std::vector<Node> out;
+    for (Node c = first_child(); c; c = c.next_sibling()) out.push_back(c);
+    return out;
+}
+
+std::vector<Node> Node::named_children() const {
+    std::vector<Node> out;
+    for (Node c = first_child(); c; c = c.next_sibling()) {
+        if (c.named()) out.push_back(c);
+    }
+    return out;
+}
+
+Tree Tree::parse(std::string text) {
+    Tree tree;
+    tree.source_ = std::make_unique<SourceText>(std::move(text));
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, python());
+    const auto& t = tree.source_->text();
+    TSTree* parsed = ts_parser_parse_string(parser, nullptr, t.data(), static_cast<std::uint32_t>(t.size()));
+    if (ts_node_has_error(ts_tree_root_node(parsed))) {
+        Normalized n = normalize_grammar_gaps(t);
+        if (!n.starred.empty() || n.joined > 0) {
+            TSTree* again =
+                ts_parser_parse_string(parser, nullptr, n.text.data(), static_cast<std::uint32_t>(n.text.size()));
+            if (ts_node_has_error(ts_tree_root_node(again))) {
+                ts_tree_delete(again);
+            } else {
+                ts_tree_delete(parsed);
+                parsed = again;
+                tree.starred_ = std::move(n.starred);
+            }
+        }
+    }
+    ts_parser_delete(parser);
+    const TSNode root = ts_tree_root_node(parsed);
+    tree.parse_error_ = first_error(root, *tree.source_);
+    tree.nodes_ = node_table(root, *tree.source_);
+    ts_tree_delete(parsed);  // the table holds what is read of it
+    return tree;
+}
+
+Tree::Tree(Tree&& other) noexcept = default;
+Tree& Tree::operator=(Tree&& other) noexcept = default;
+Tree::~Tree() = default;
+
+Node Tree::root() const { return {nodes_.get(), 0}; }
+
+std::optional<SyntaxError> Tree::error() const {
+    if (parse_error_) return parse_error_;
+    if (auto nesting = nesting_error()) return nesting;
+    return indentation_error();
 }
 
 // CPython's tokenizer refuses brackets nested deeper than 200 levels ("too many nested

@@ -1,7 +1,12 @@
 // Inputs at the edges of what the parser and the walks take (issue 12): nesting deeper than
 // CPython reads is a per-file error and the rest of the batch is fixed; no depth crashes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <tree_sitter/api.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -143,4 +148,96 @@ TEST(SyntaxLimits, AncestorsAreTheParentsFromTheRoot) {
     }
     EXPECT_GE(checked, 100u);
     EXPECT_TRUE(syntax::Node().ancestors().empty());
+}
+
+// NodeTable copies tree-sitter's tree: every node's type, named-ness, bytes, parent, children
+// and fields, and the node chosen for a byte range, as tree-sitter gives them, for every file
+// without a syntax error (a file with one is left as it is, unread) among the handed
+// cases, the rules' golden inputs, the fuzz seeds and models/ (and, when set, every .py file
+// under GRAPHMEND_NODE_TABLE_DIR: a wider one-off comparison).
+namespace {
+
+std::string node_key(const syntax::Node& n) {
+    return n ? fmt::format("{}[{},{})", n.type(), n.begin(), n.end()) : std::string("-");
+}
+
+std::string node_key(TSNode n) {
+    return ts_node_is_null(n) ? std::string("-")
+                              : fmt::format("{}[{},{})", ts_node_type(n), ts_node_start_byte(n), ts_node_end_byte(n));
+}
+
+}  // namespace
+
+extern "C" const TSLanguage* tree_sitter_python();
+
+TEST(SyntaxLimits, NodeTableAgreesWithTreeSitter) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    const fs::path root(GRAPHMEND_SOURCE_DIR);
+    std::vector<fs::path> dirs{root / "tests", root / "models"};
+    if (const char* more = std::getenv("GRAPHMEND_NODE_TABLE_DIR")) dirs.emplace_back(more);
+    for (const fs::path& dir : dirs) {
+        for (const auto& e : fs::recursive_directory_iterator(dir)) {
+            if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    const TSLanguage* language = tree_sitter_python();
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, language);
+    std::size_t compared = 0;
+    for (const fs::path& path : files) {
+        const std::string text = syntax::read_file(path.string());
+        TSTree* raw = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size()));
+        const auto tree = syntax::Tree::parse(text);
+        if (ts_node_has_error(ts_tree_root_node(raw))) {
+            // Left unchanged (a syntax error), or read through a normalised copy (grammar gaps).
+            ts_tree_delete(raw);
+            continue;
+        }
+        std::vector<std::pair<syntax::Node, TSNode>> todo{{tree.root(), ts_tree_root_node(raw)}};
+        while (!todo.empty()) {
+            const auto [ours, theirs] = todo.back();
+            todo.pop_back();
+            const std::string where = path.string() + ": " + node_key(theirs);
+            ASSERT_EQ(node_key(ours), node_key(theirs)) << where;
+            ASSERT_EQ(ours.named(), ts_node_is_named(theirs)) << where;
+            // tree-sitter finds a parent by a descent from the root: every 4th node's.
+            if (compared % 4 == 0) {
+                ASSERT_EQ(node_key(ours.parent()), node_key(ts_node_parent(theirs))) << where;
+                ASSERT_EQ(node_key(ours.next_named_sibling()), node_key(ts_node_next_named_sibling(theirs))) << where;
+            }
+            // Each field of every 4th named node.
+            for (std::uint32_t f = 1; ours.named() && compared % 4 == 0 && f <= ts_language_field_count(language); ++f) {
+                const char* name = ts_language_field_name_for_id(language, static_cast<TSFieldId>(f));
+                ASSERT_EQ(node_key(ours.field(name)), node_key(ts_node_child_by_field_id(theirs, static_cast<TSFieldId>(f))))
+                    << where << " field " << name;
+            }
+            const std::uint32_t b = ours.begin();
+            const std::uint32_t e = ours.end();
+            // Ranges from the root cost a descent each too: every 16th node's.
+            for (const auto& [rb, re] : {std::pair{b, e}, std::pair{b, b}, std::pair{e, e}, std::pair{b + (e > b), e}}) {
+                if (compared % 16 != 0) break;
+                ASSERT_EQ(node_key(tree.root().descendant(rb, re)),
+                          node_key(ts_node_descendant_for_byte_range(ts_tree_root_node(raw), rb, re)))
+                    << where << " range " << rb << "," << re;
+                ASSERT_EQ(node_key(tree.root().descendant(rb, re, true)),
+                          node_key(ts_node_named_descendant_for_byte_range(ts_tree_root_node(raw), rb, re)))
+                    << where << " named range " << rb << "," << re;
+            }
+            const auto kids = ours.children();
+            ASSERT_EQ(kids.size(), ts_node_child_count(theirs)) << where;
+            for (std::uint32_t i = 0; i < kids.size(); ++i) {
+                const TSNode child = ts_node_child(theirs, i);
+                const char* field = ts_node_field_name_for_child(theirs, i);
+                ASSERT_EQ(kids[i].field_name(), field == nullptr ? std::string_view() : std::string_view(field)) << where;
+                todo.emplace_back(kids[i], child);
+            }
+            ++compared;
+        }
+        ts_tree_delete(raw);
+    }
+    ts_parser_delete(parser);
+    EXPECT_GT(compared, 10000u);
+    std::printf("NodeTable: %zu nodes of %zu files compared\n", compared, files.size());
 }

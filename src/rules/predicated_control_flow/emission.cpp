@@ -154,7 +154,7 @@ std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::s
     const std::string indent = indent_of(stmt);
     const std::string inner = indent + (indent.find('\t') != std::string::npos ? "\t" : "    ");
     std::vector<std::string> comments;
-    for (Node n = stmt; n && n.begin() < end; n = Node(ts_node_next_sibling(n.raw()), &src)) {
+    for (Node n = stmt; n && n.begin() < end; n = n.next_sibling()) {
         syntax::walk(n, [&](const Node& c) {
             if (c.is("comment")) comments.emplace_back(c.text());
             return true;
