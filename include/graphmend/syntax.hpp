@@ -47,7 +47,7 @@ private:
     std::uint64_t serial_ = 0;
 };
 
-/// The nodes of one parse, held compactly (24 bytes a node, against about 110 in
+/// The nodes of one parse, held compactly (20 bytes a node, against about 110 in
 /// tree-sitter's own tree, whose parse is dropped once copied): tree-sitter's visible nodes, in
 /// source order (preorder), each with its parent and the end of its subtree, so a parent, a
 /// next sibling and a walk are O(1) a step. Built by Tree::parse; read through Node.
@@ -58,9 +58,13 @@ struct NodeTable {
         std::uint32_t parent = 0;       // kNone for the root
         std::uint32_t subtree_end = 0;  // one past the last node of this node's subtree
         std::uint16_t symbol = 0;       // ts_node_symbol: the node's type, aliases applied
-        std::uint16_t field = 0;        // the field it is in its parent (0: none), as a tree cursor reads it
-        bool named = false;
+        /// The field it is in its parent (0: none), as a tree cursor reads it, in the low 15
+        /// bits (the grammar has about 30 fields); the top bit: the node is named.
+        std::uint16_t field_named = 0;
+        [[nodiscard]] std::uint16_t field() const { return field_named & 0x7fff; }
+        [[nodiscard]] bool named() const { return (field_named & 0x8000) != 0; }
     };
+    static_assert(sizeof(Entry) == 20);
     static constexpr std::uint32_t kNone = UINT32_MAX;
     std::vector<Entry> nodes;
     const SourceText* source = nullptr;
@@ -88,12 +92,14 @@ public:
         if (type.empty()) return t[0] == '\0';
         return t[0] == type[0] && std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
     }
-    [[nodiscard]] bool named() const { return valid() && entry().named; }
+    [[nodiscard]] bool named() const { return valid() && entry().named(); }
     [[nodiscard]] std::uint32_t begin() const { return valid() ? entry().begin : 0; }
     [[nodiscard]] std::uint32_t end() const { return valid() ? entry().end : 0; }
-    [[nodiscard]] std::string_view text() const { return source().slice(begin(), end()); }
-    [[nodiscard]] LineCol position() const { return source().position(begin()); }
-    [[nodiscard]] Node parent() const { return valid() ? Node(table_, entry().parent) : Node{}; }
+    /// An absent node found from a node of a tree (a field, a parent, a child) keeps its tree:
+    /// its text is "" and its position 1:1, as tree-sitter's null node read through the text.
+    [[nodiscard]] std::string_view text() const { return valid() ? source().slice(begin(), end()) : std::string_view(); }
+    [[nodiscard]] LineCol position() const { return table_ != nullptr ? source().position(begin()) : LineCol{}; }
+    [[nodiscard]] Node parent() const { return valid() ? Node(table_, entry().parent) : absent(); }
     /// The nodes above this one, the root first and the parent last.
     [[nodiscard]] std::vector<Node> ancestors() const;
     /// The first child, the next and the next named sibling (invalid when there is none).
@@ -119,6 +125,7 @@ public:
 
 private:
     [[nodiscard]] const NodeTable::Entry& entry() const { return table_->nodes[index_]; }
+    [[nodiscard]] Node absent() const { return {table_, NodeTable::kNone}; }
     [[nodiscard]] const char* type_name() const;
     const NodeTable* table_ = nullptr;
     std::uint32_t index_ = NodeTable::kNone;

@@ -123,8 +123,9 @@ std::unique_ptr<NodeTable> node_table(const TSNode root, const SourceText& sourc
         e.end = ts_node_end_byte(n);
         e.parent = parent;
         e.symbol = ts_node_symbol(n);
-        e.field = ts_tree_cursor_current_field_id(&cursor);
-        e.named = ts_node_is_named(n);
+        // The grammar's field ids fit in 15 bits (it has about 30; the NodeTable test reads them all).
+        const TSFieldId field = ts_tree_cursor_current_field_id(&cursor);
+        e.field_named = static_cast<std::uint16_t>((field & 0x7fff) | (ts_node_is_named(n) ? 0x8000 : 0));
         open.push_back(static_cast<std::uint32_t>(nodes.size()));
         nodes.push_back(e);
     };
@@ -156,15 +157,15 @@ std::unique_ptr<NodeTable> node_table(const TSNode root, const SourceText& sourc
 const char* Node::type_name() const { return ts_language_symbol_name(python(), entry().symbol); }
 
 Node Node::first_child() const {
-    if (!valid()) return {};
+    if (!valid()) return absent();
     const std::uint32_t next = index_ + 1;
-    return next < entry().subtree_end ? Node(table_, next) : Node{};
+    return next < entry().subtree_end ? Node(table_, next) : absent();
 }
 
 Node Node::next_sibling() const {
-    if (!valid() || entry().parent == NodeTable::kNone) return {};
+    if (!valid() || entry().parent == NodeTable::kNone) return absent();
     const std::uint32_t next = entry().subtree_end;
-    return next < table_->nodes[entry().parent].subtree_end ? Node(table_, next) : Node{};
+    return next < table_->nodes[entry().parent].subtree_end ? Node(table_, next) : absent();
 }
 
 Node Node::next_named_sibling() const {
@@ -183,7 +184,7 @@ std::vector<Node> Node::ancestors() const {
 Node Node::descendant(std::uint32_t begin, std::uint32_t end, bool named) const {
     // ts_node__descendant_for_byte_range (tree-sitter 0.24, lib/src/node.c) over the visible
     // children: a hidden node's children are its visible parent's here, in the same order.
-    if (!valid() || begin > end) return {};
+    if (!valid() || begin > end) return absent();
     Node at = *this;
     Node last = *this;
     for (bool descended = true; descended;) {
@@ -204,18 +205,18 @@ Node Node::descendant(std::uint32_t begin, std::uint32_t end, bool named) const 
 }
 
 Node Node::field(std::string_view name) const {
-    if (!valid()) return {};
+    if (!valid()) return absent();
     const TSFieldId id = ts_language_field_id_for_name(python(), name.data(), static_cast<std::uint32_t>(name.size()));
-    if (id == 0) return {};
+    if (id == 0) return absent();
     for (Node c = first_child(); c; c = c.next_sibling()) {
-        if (c.entry().field == id) return c;
+        if (c.entry().field() == id) return c;
     }
-    return {};
+    return absent();
 }
 
 std::string_view Node::field_name() const {
-    if (!valid() || entry().field == 0) return {};
-    const char* name = ts_language_field_name_for_id(python(), entry().field);
+    if (!valid() || entry().field() == 0) return {};
+    const char* name = ts_language_field_name_for_id(python(), entry().field());
     return name == nullptr ? std::string_view() : std::string_view(name);
 }
 

@@ -86,6 +86,20 @@ TEST(SyntaxLimits, AnAbsentNodeAnswersEveryQueryEmpty) {
     EXPECT_EQ(none.child_count(), 0u);
     EXPECT_FALSE(none.parent().valid());
     EXPECT_TRUE(none.type().empty());
+    EXPECT_TRUE(none.text().empty());
+    // An absent field of a node of a tree reads as tree-sitter's null node did: no text, 1:1.
+    const auto bare = syntax::Tree::parse("x = 1\ny: int\n");
+    const syntax::Node annotation = bare.root().named_children().at(1).named_children().at(0);
+    ASSERT_TRUE(annotation.is("assignment"));
+    const syntax::Node value = annotation.field("right");
+    EXPECT_FALSE(value.valid());
+    EXPECT_TRUE(value.text().empty());
+    EXPECT_EQ(value.position().line, 1u);
+    EXPECT_EQ(value.position().col, 1u);
+    EXPECT_FALSE(value.field("left").valid());
+    EXPECT_TRUE(value.parent().text().empty());
+    EXPECT_FALSE(bare.root().parent().valid());
+    EXPECT_TRUE(bare.root().parent().text().empty());
     const std::string text = syntax::read_file(std::string(GRAPHMEND_SOURCE_DIR) + "/tests/fuzz/seeds/router_dedent.py");
     const auto out = fix_files({{"router_dedent.py", text}}, FixOptions{}).at(0);
     EXPECT_EQ(out.original, text);
