@@ -110,7 +110,9 @@ public:
     /// [begin, end): how a node is found again from offsets a per-function index kept
     /// (tree-sitter's ts_node_descendant_for_byte_range).
     [[nodiscard]] Node descendant(std::uint32_t begin, std::uint32_t end, bool named = false) const;
-    /// The first child in the field `name` (ts_node_child_by_field_name).
+    /// The first child in the field `name` (ts_node_child_by_field_name), with one difference:
+    /// a field that tree-sitter also finds on a grandchild, through an alias that makes a hidden
+    /// rule visible, is only the child's (a match_statement's `alternative`s are its block's).
     [[nodiscard]] Node field(std::string_view name) const;
     /// The name of the field this node is in its parent, or "" (ts_node_field_name_for_child).
     [[nodiscard]] std::string_view field_name() const;

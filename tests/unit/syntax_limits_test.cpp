@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,7 @@ TEST(SyntaxLimits, NodeTableAgreesWithTreeSitter) {
     TSParser* parser = ts_parser_new();
     ts_parser_set_language(parser, language);
     std::size_t compared = 0;
+    std::set<std::string> inherited;  // TYPE.FIELD found on a grandchild by tree-sitter only
     for (const fs::path& path : files) {
         const std::string text = syntax::read_file(path.string());
         TSTree* raw = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<std::uint32_t>(text.size()));
@@ -224,8 +226,17 @@ TEST(SyntaxLimits, NodeTableAgreesWithTreeSitter) {
             // Each field of every 4th named node.
             for (std::uint32_t f = 1; ours.named() && compared % 4 == 0 && f <= ts_language_field_count(language); ++f) {
                 const char* name = ts_language_field_name_for_id(language, static_cast<TSFieldId>(f));
-                ASSERT_EQ(node_key(ours.field(name)), node_key(ts_node_child_by_field_id(theirs, static_cast<TSFieldId>(f))))
-                    << where << " field " << name;
+                const syntax::Node mine = ours.field(name);
+                const TSNode its = ts_node_child_by_field_id(theirs, static_cast<TSFieldId>(f));
+                // tree-sitter's one known difference: a field a hidden rule gives its children,
+                // inherited through an alias that makes the rule visible, is found on the
+                // grandparent too (match_statement's `alternative`: a case_clause of its block,
+                // which graphmend reads from the block).
+                if (!mine && !ts_node_is_null(its) && ts_node_parent(its).id != theirs.id) {
+                    inherited.insert(std::string(ours.type()) + "." + name);
+                    continue;
+                }
+                ASSERT_EQ(node_key(mine), node_key(its)) << where << " field " << name;
             }
             const std::uint32_t b = ours.begin();
             const std::uint32_t e = ours.end();
@@ -254,4 +265,5 @@ TEST(SyntaxLimits, NodeTableAgreesWithTreeSitter) {
     ts_parser_delete(parser);
     EXPECT_GT(compared, 10000u);
     std::printf("NodeTable: %zu nodes of %zu files compared\n", compared, files.size());
+    for (const std::string& f : inherited) EXPECT_EQ(f, "match_statement.alternative");
 }
