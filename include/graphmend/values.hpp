@@ -143,6 +143,8 @@ private:
     [[nodiscard]] Value eval_name(const Frame& f, const syntax::Node& e, int depth) const;  // an identifier
     [[nodiscard]] Value eval_rest(const Frame& f, const syntax::Node& e, int depth) const;  // the other forms
     [[nodiscard]] Value call_value(const Frame& f, const syntax::Node& call, int depth) const;
+    /// The value of a branch of GM201's select (`lambda: ...`), as the `if` it replaced gave it.
+    [[nodiscard]] Value branch_value(const Frame& f, const syntax::Node& lambda, int depth) const;
     [[nodiscard]] Value self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const;
     [[nodiscard]] const Summary* summary_of(std::size_t file, const syntax::Node& fn) const;
     [[nodiscard]] const Summary* callee_of(const Frame& f, const syntax::Node& call, Value* module_value) const;

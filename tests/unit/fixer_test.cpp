@@ -128,3 +128,20 @@ TEST(Fixer, AStaleRuntimeBlockIsReplacedWhenANewFixNeedsIt) {
     const auto third = fix_one(first.fixed);
     EXPECT_EQ(third.fixed, first.fixed);
 }
+
+// GM201's select read again (a second run, the fixed-point loop's next pass) has its branches'
+// values: `not lo` of a tensor it selects is still a data read, so the site refused for it in
+// the first run is refused again and a second fix changes nothing (the fuzz run's input).
+TEST(FixFiles, ASecondFixOfASelectsOutputChangesNothing) {
+    const std::string text =
+        syntax::read_file(std::string(GRAPHMEND_SOURCE_DIR) + "/tests/fuzz/seeds/select_then_data_read.py");
+    const FileOutcome first = fix_files({{"m.py", text}}, FixOptions{}).at(0);
+    ASSERT_NE(first.fixed, text);
+    ASSERT_NE(first.fixed.find("_graphmend_if("), std::string::npos);
+    const FileOutcome second = fix_files({{"m.py", first.fixed}}, FixOptions{}).at(0);
+    EXPECT_EQ(second.fixed, first.fixed);
+    ASSERT_EQ(second.sites.size(), 1u);
+    EXPECT_FALSE(second.applied[0]);
+    EXPECT_NE(second.sites[0].reason.find("a Python value read out of tensor data"), std::string::npos)
+        << second.sites[0].reason;
+}
