@@ -781,9 +781,8 @@ std::set<std::string> local_names(const Node& function) {
 }
 
 Node enclosing_function(const Node& node) {
-    const std::vector<Node> above = node.ancestors();
-    for (auto p = above.rbegin(); p != above.rend(); ++p) {
-        if (is_function_node(*p)) return *p;
+    for (Node p = node.parent(); p; p = p.parent()) {  // a step each (syntax::NodeTable)
+        if (is_function_node(p)) return p;
     }
     return {};
 }

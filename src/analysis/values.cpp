@@ -366,6 +366,8 @@ struct Values::Frame {
     const Summary* summary = nullptr;                   // null outside analysed functions
     const std::map<std::string, Value>* env = nullptr;  // the function's names
     const std::set<std::string>* locals = nullptr;      // names the function binds
+    /// Names a select's branch binds (branch_value), read before the function's.
+    const std::map<std::string, Value>* overlay = nullptr;
 };
 
 std::optional<bool> value_when_traced(const Node& test) {
@@ -781,13 +783,14 @@ Value Values::branch_value(const Frame& f, const Node& lambda, int depth) const 
     const Node seq = body.is("subscript") ? syntax::without_parens(body.field("value")) : Node();
     const Node idx = body.is("subscript") ? body.field("subscript") : Node();
     if (!seq.is("tuple") || idx.text() != "-1") return eval_in(f, body, depth);
-    std::map<std::string, Value> env = f.env != nullptr ? *f.env : std::map<std::string, Value>();
+    std::map<std::string, Value> bound = f.overlay != nullptr ? *f.overlay : std::map<std::string, Value>();
     Frame inner = f;
-    inner.env = &env;
+    inner.overlay = &bound;
     const auto parts = seq.named_children();
     for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
         if (!parts[i].is("named_expression")) continue;
-        env[text(parts[i].field("name"))] = eval_in(inner, parts[i].field("value"), depth + 1);
+        const Value v = eval_in(inner, parts[i].field("value"), depth + 1);
+        bound[text(parts[i].field("name"))] = v;
     }
     return parts.empty() ? Value::of(kUnknown) : eval_in(inner, parts.back(), depth + 1);
 }
@@ -954,6 +957,9 @@ Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
 Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
     {
         const std::string name = text(e);
+        if (f.overlay) {
+            if (const auto it = f.overlay->find(name); it != f.overlay->end()) return it->second;
+        }
         // The one assignment that reaches this read. Each hop spends several levels, so a chain
         // of reassignments (`x = x + x` ...) stops early and takes the name's join instead.
         if (f.summary && depth + kReachingHop <= kMaxDepth) {
