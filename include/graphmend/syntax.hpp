@@ -100,8 +100,6 @@ public:
     [[nodiscard]] std::string_view text() const { return valid() ? source().slice(begin(), end()) : std::string_view(); }
     [[nodiscard]] LineCol position() const { return table_ != nullptr ? source().position(begin()) : LineCol{}; }
     [[nodiscard]] Node parent() const { return valid() ? Node(table_, entry().parent) : absent(); }
-    /// The nodes above this one, the root first and the parent last.
-    [[nodiscard]] std::vector<Node> ancestors() const;
     /// The first child, the next and the next named sibling (invalid when there is none).
     [[nodiscard]] Node first_child() const;
     [[nodiscard]] Node next_sibling() const;

@@ -174,13 +174,6 @@ Node Node::next_named_sibling() const {
     return n;
 }
 
-std::vector<Node> Node::ancestors() const {
-    std::vector<Node> out;
-    for (Node p = parent(); p; p = p.parent()) out.push_back(p);
-    std::reverse(out.begin(), out.end());
-    return out;
-}
-
 Node Node::descendant(std::uint32_t begin, std::uint32_t end, bool named) const {
     // ts_node__descendant_for_byte_range (tree-sitter 0.24, lib/src/node.c) over the visible
     // children: a hidden node's children are its visible parent's here, in the same order.

@@ -141,30 +141,6 @@ TEST(SyntaxLimits, IndentationCPythonReadsIsNotAnError) {
     }
 }
 
-// Node::ancestors is the chain of parent() calls, found in one descent from the root: for
-// every node of a file with nested functions, lambdas, a comprehension and decorators.
-TEST(SyntaxLimits, AncestorsAreTheParentsFromTheRoot) {
-    const auto tree = syntax::Tree::parse(
-        "@dec(lambda a: a + 1)\nclass A:\n    def f(self, x):\n        def g():\n            return [y for y in x if y]\n"
-        "        return g() if x else (lambda: -x)()\n\nx = a.b.c(d)[e]\n");
-    ASSERT_FALSE(tree.error().has_value());
-    std::vector<syntax::Node> todo{tree.root()};
-    std::size_t checked = 0;
-    while (!todo.empty()) {
-        const syntax::Node n = todo.back();
-        todo.pop_back();
-        std::vector<syntax::Node> up;
-        for (syntax::Node p = n.parent(); p; p = p.parent()) up.insert(up.begin(), p);
-        const std::vector<syntax::Node> got = n.ancestors();
-        ASSERT_EQ(got.size(), up.size()) << n.type() << " at " << n.begin();
-        for (std::size_t i = 0; i < up.size(); ++i) EXPECT_TRUE(got[i] == up[i]) << n.type() << " at " << n.begin();
-        for (const syntax::Node& c : n.children()) todo.push_back(c);
-        ++checked;
-    }
-    EXPECT_GE(checked, 100u);
-    EXPECT_TRUE(syntax::Node().ancestors().empty());
-}
-
 // NodeTable copies tree-sitter's tree: every node's type, named-ness, bytes, parent, children
 // and fields, and the node chosen for a byte range, as tree-sitter gives them, for every file
 // without a syntax error (a file with one is left as it is, unread) among the handed
