@@ -78,22 +78,14 @@ def max_diff(a, b):
 def rms_error(run, reference):
     """Root mean square of run - reference over every floating element (reference: float64; None
     where the model did not run in float64)."""
-    import math
+    from _harness.model_bench import rms_error as rms
 
     if reference is None:
         return None
     fr, fx = _floats(run), _floats(reference)
     if fr.keys() != fx.keys():
         return float("inf")
-    total, count = 0.0, 0
-    for path, x in fr.items():
-        y = fx[path]
-        if x.shape != y.shape:
-            return float("inf")
-        d = x.double() - y.double()
-        total += float((d * d).sum())
-        count += d.numel()
-    return math.sqrt(total / max(count, 1))
+    return rms(fr, fx)
 
 
 def _max_or_none(values):

@@ -17,7 +17,10 @@ architecture that the environment's transformers lacks, or no longer builds, is 
 <json-dir>/sweep-<env>.json (after every row); then benchmarks/report.py remakes the report
 from <json-dir> (--report; default docs/RESULTS.md for the default --json-dir, else
 <json-dir>/RESULTS.md). --rows keeps some rows; it needs a --json-dir other than
-docs/results, so that a partial run never replaces the whole sweep's results.
+docs/results, so that a partial run never replaces the whole sweep's results. --merge-into DIR
+then puts the rows measured into DIR/sweep-<env>.json (a whole run), records them there under
+"remeasured" (the report names them, with the binary that measured them), makes the totals
+again, and remakes DIR's report (docs/RESULTS.md for docs/results).
 
 Exit: 0 every row measured (or not available at that version), 1 a row failed, 2 usage or
 set-up error (venv or graphmend binary missing, unknown row).
@@ -47,7 +50,11 @@ def parse_args(argv):
                    help="the report remade from --json-dir (default docs/RESULTS.md, or "
                         "<json-dir>/RESULTS.md for another --json-dir)")
     p.add_argument("--keep", metavar="DIR", help="keep the work files (fixed copy, arm outputs) in DIR/<env>")
+    p.add_argument("--merge-into", metavar="DIR", type=Path,
+                   help="with --rows: merge the rows measured into DIR/sweep-<env>.json and remake its report")
     args = p.parse_args(argv)
+    if args.merge_into and not args.rows:
+        p.error("--merge-into needs --rows")
     if args.rows and args.json_dir.resolve() == RESULTS.resolve():
         p.error("--rows needs --json-dir DIR: a few rows must not replace docs/results/sweep-*.json")
     if args.report is None:
@@ -86,7 +93,33 @@ def main(argv=None):
     import report
 
     report.main(["--results", str(args.json_dir), "--out", str(args.report)])
+    if args.merge_into:
+        code = max(code, merge(ENV_CHOICES[args.env], args.json_dir, args.merge_into))
     return code
+
+
+def merge(envs, part_dir, whole_dir):
+    """--merge-into: each environment's rows of part_dir into whole_dir's JSON; then its report."""
+    import json
+
+    from _harness import suite
+
+    for env in envs:
+        whole_path, part_path = json_path(whole_dir, env), json_path(part_dir, env)
+        try:
+            whole = suite.merge_remeasured(json.loads(whole_path.read_text()), json.loads(part_path.read_text()))
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot merge {part_path} into {whole_path}: {exc}", file=sys.stderr)
+            return 2
+        tmp = Path(str(whole_path) + ".tmp")
+        tmp.write_text(json.dumps(whole, indent=1))
+        os.replace(tmp, whole_path)
+        print(f"merged {len(json.loads(part_path.read_text())['rows'])} rows into {whole_path}")
+    import report
+
+    out = REPO / "docs" / "RESULTS.md" if whole_dir.resolve() == RESULTS.resolve() else whole_dir / "RESULTS.md"
+    report.main(["--results", str(whole_dir), "--out", str(out)])
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,9 +8,13 @@ from its own eager run. That gap is the tolerance the fixed model's outputs are 
 
 Builds the model as the arms do (torch.manual_seed(0), .to(dtype), the first arm's state),
 makes the inputs after torch.manual_seed(0), and under torch.no_grad() runs it eagerly and then
-torch.compile(model) (Inductor, dynamic=False) once each. GAP.pt holds
-{"eager": leaves, "inductor": leaves}, each a list of (path, leaf) for call 1.
+torch.compile(model) (Inductor, dynamic=False) once each, and a float64 copy of it eagerly (the
+reference that says which float32 run is closer to the exact result, as benchmarks/moe_gaps.py
+does). GAP.pt holds {"eager": leaves, "inductor": leaves, "float64": leaves or None,
+"float64_error": None or why the model did not run in float64}, each leaves a list of
+(path, leaf) for call 1.
 """
+import copy
 import os
 import sys
 
@@ -43,7 +47,14 @@ def main(argv):
     with torch.no_grad():
         eager = tensors.flatten(model(**inputs), "out")
         compiled = tensors.flatten(torch.compile(model, dynamic=False)(**inputs), "out")
-    torch.save({"eager": eager, "inductor": compiled}, args.out)
+        double, double_error = None, None
+        try:  # some models fix a float32 dtype somewhere (DeepSeek-V3's index_add_)
+            double = tensors.flatten(copy.deepcopy(model).to(torch.float64)(**{
+                k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                for k, v in inputs.items()}), "out")
+        except Exception as exc:  # noqa: BLE001 - recorded: the row has no float64 reference
+            double_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+    torch.save({"eager": eager, "inductor": compiled, "float64": double, "float64_error": double_error}, args.out)
     return 0
 
 

@@ -77,22 +77,58 @@ def test_sweep_row_flags_and_totals():
                             "bert/float32": ["failed"]}
 
 
-def test_outputs_within_the_eager_gap_are_not_flagged_and_beyond_it_are():
-    row = {r.name: r for r in suite.select_rows("sweep", ["mixtral"])}["mixtral/float32"]
+def _moe_row_result(name, **outputs):
+    """suite.row_result of the sweep's row `name` with its breaks all removed, outputs not
+    bit-equal, and the fields `outputs` says about them."""
+    row = {r.name: r for r in suite.select_rows("sweep", [name])}[f"{name}/float32"]
     base = {"ok": True, "graphs_before": 13, "graphs_after": 1, "breaks_before": 12, "breaks_after": 0,
             "dynamo_breaks_before": 6, "dynamo_breaks_after": 0, "outputs_identical": False,
             "output_sha256_before": "x", "output_sha256_after": "y", "output_tensors": 1,
             "messages_identical": True, "messages_comparison": {"identical": True},
             "exception_before": None, "exception_after": None, "output_differences": [],
             "break_sites_before": [], "break_sites_after": []}
-    within = suite.row_result(row, {**base, "outputs_within_eager_gap": True, "eager_gap": 2.4e-7,
-                                    "fixed_gap": 1.2e-7}, 1.0, "/nowhere")
-    beyond = suite.row_result(row, {**base, "outputs_within_eager_gap": False, "eager_gap": 0.0,
-                                    "fixed_gap": 1.2e-7}, 1.0, "/nowhere")
+    return suite.row_result(row, {**base, **outputs}, 1.0, "/nowhere")
+
+
+def test_outputs_within_the_eager_gap_are_not_flagged_and_beyond_it_are():
+    within = _moe_row_result("mixtral", outputs_within_eager_gap=True, eager_gap=2.4e-7, fixed_gap=1.2e-7)
+    beyond = _moe_row_result("mixtral", outputs_within_eager_gap=False, eager_gap=0.0, fixed_gap=1.2e-7)
     assert within["flags"] == [] and beyond["flags"] == ["outputs differ"]
     assert "within the compiled-vs-eager gap (fixed 1.2e-07 <= 2.4e-07)" in suite.row_line(within)
     t = suite.totals([within, beyond])["float32"]
     assert (t["outputs_identical"], t["outputs_within_eager_gap"]) == (0, 1)
+
+
+def test_outputs_beyond_the_gap_but_as_accurate_against_float64_are_not_flagged():
+    gap = {"outputs_within_eager_gap": False, "eager_gap": 1.79e-7, "fixed_gap": 1.94e-7}
+    errors = {"error_eager": 3.6e-8, "error_inductor": 3.7e-8, "error_fixed": 3.5e-8}
+    accurate = _moe_row_result("dbrx", **gap, outputs_as_accurate=True, float64_rms_error=errors)
+    less = _moe_row_result("dbrx", **gap, outputs_as_accurate=False,
+                           float64_rms_error={**errors, "error_fixed": 3.8e-8})
+    unknown = _moe_row_result("dbrx", **gap, outputs_as_accurate=None, float64_rms_error=None,
+                              float64_unavailable="RuntimeError: ...")
+    assert accurate["flags"] == [] and less["flags"] == unknown["flags"] == ["outputs differ"]
+    assert "as accurate as the original against float64 (RMS error fixed 3.5e-08 <= 3.7e-08" in suite.row_line(accurate)
+    t = suite.totals([accurate, less, unknown])["float32"]
+    assert (t["outputs_identical"], t["outputs_within_eager_gap"], t["outputs_as_accurate"]) == (0, 0, 1)
+
+
+def test_as_accurate_compares_the_fixed_error_with_the_larger_of_the_originals_two():
+    import torch
+
+    from _harness.model_bench import accuracy_against_float64
+
+    exact = {"out": torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)}
+    off = lambda *d: {"out": (exact["out"] + torch.tensor(d, dtype=torch.float64)).float()}  # noqa: E731
+    eager, inductor = off(1e-3, 0, 0, 0), off(0, 2e-3, 0, 0)
+    r = accuracy_against_float64(eager, eager, inductor, off(0, 0, 1.5e-3, 0), exact)
+    assert r["as_accurate"] is True and r["error_fixed"] < r["error_inductor"]
+    assert accuracy_against_float64(eager, eager, inductor, off(0, 0, 0, 3e-3), exact)["as_accurate"] is False
+    # the original arm's run is not eager_gap.py's eager run: the errors do not compare
+    assert accuracy_against_float64(inductor, eager, inductor, eager, exact)["as_accurate"] is None
+    # a leaf the float64 run lacks, or a NaN: not known
+    assert accuracy_against_float64(eager, eager, inductor, {"other": eager["out"]}, exact)["as_accurate"] is None
+    assert accuracy_against_float64(eager, eager, inductor, off(float("nan"), 0, 0, 0), exact)["as_accurate"] is None
 
 
 def test_list_prints_at_least_40_sweep_rows():
@@ -170,3 +206,29 @@ def test_a_row_not_available_is_neither_flagged_nor_failed_nor_measured():
     assert t["rows_failed"] == ["bert/float32"] and t["rows_not_available"] == {"nezha/float32": reason}
     assert t["float32"]["rows_missing"] == ["nezha/float32", "bert/float32"] and t["flagged"] == {
         "bert/float32": ["failed"]}
+
+
+def test_rows_measured_again_replace_their_rows_and_are_named():
+    env = {"torch": "2.12.1", "transformers": "4.52.4", "python": "3.11.7"}
+
+    def row(name, after, identical=True):
+        return {"row": name, "dtype": "float32", "in_totals": True, "reference_checkpoints": [],
+                "reference_before": None, "reference_after": None, "breaks_before": 8, "breaks_after": after,
+                "dynamo_breaks_before": 4, "dynamo_breaks_after": after, "outputs_identical": identical,
+                "messages_identical": True, "ok": True}
+
+    whole = {"suite": "sweep", "env": "pins", "environment": env,
+             "rows": [row("gpt2/float32", 0), row("dbrx/float32", 0, identical=False)]}
+    whole["totals"] = suite.totals(whole["rows"])
+    part = {"suite": "sweep", "env": "pins", "environment": env, "started": "2026-12-04T14:00:00",
+            "graphmend": {"sha256": "ab"}, "rows": [{**row("dbrx/float32", 1), "outputs_as_accurate": True}]}
+    merged = suite.merge_remeasured(whole, part)
+    assert [r["row"] for r in merged["rows"]] == ["gpt2/float32", "dbrx/float32"]
+    assert merged["rows"][1]["breaks_after"] == 1 and merged["totals"]["float32"]["breaks_after"] == 1
+    assert merged["totals"]["float32"]["outputs_identical"] == 2
+    assert merged["remeasured"] == [{"rows": ["dbrx/float32"], "graphmend": {"sha256": "ab"},
+                                     "started": "2026-12-04T14:00:00"}]
+    with pytest.raises(ValueError, match="environment torch differs"):
+        suite.merge_remeasured(whole, {**part, "environment": {**env, "torch": "2.15.0"}})
+    with pytest.raises(ValueError, match="rows not in the whole run: t5/float32"):
+        suite.merge_remeasured(whole, {**part, "rows": [row("t5/float32", 0)]})

@@ -56,3 +56,27 @@ def test_an_architecture_transformers_5_lacks_is_a_row_not_available(tmp_path):
     assert data["totals"]["rows_not_available"] == {"nezha/float32": row["not_available"]}
     assert "nezha/float32: not available at this version: transformers 5" in proc.stdout
     assert "| nezha |  | not available at this version: transformers 5" in (tmp_path / "RESULTS.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_eager_gap_child_runs_the_original_in_float64_too(tmp_path):
+    import torch
+    import transformers
+
+    from _harness.models import get_spec
+
+    torch.manual_seed(0)
+    model = get_spec("sweep:gpt2").build()
+    torch.save(model.state_dict(), tmp_path / "state.pt")
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "_harness" / "eager_gap.py"), "--model", "sweep:gpt2",
+                           "--package-root", os.path.dirname(transformers.__file__), "--load-state",
+                           tmp_path / "state.pt", "--out", tmp_path / "gap.pt"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    runs = torch.load(tmp_path / "gap.pt")
+    eager, double = dict(runs["eager"]), dict(runs["float64"])
+    assert runs["float64_error"] is None and eager.keys() == double.keys()
+    logits, exact = eager["out['logits']"], double["out['logits']"]
+    assert logits.dtype == torch.float32 and exact.dtype == torch.float64
+    # the same model in another precision: close, not equal
+    assert not torch.equal(logits.double(), exact) and torch.allclose(logits.double(), exact, atol=1e-5)
