@@ -20,7 +20,8 @@ from <json-dir> (--report; default docs/RESULTS.md for the default --json-dir, e
 docs/results, so that a partial run never replaces the whole sweep's results. --merge-into DIR
 then puts the rows measured into DIR/sweep-<env>.json (a whole run), records them there under
 "remeasured" (the report names them, with the binary that measured them), makes the totals
-again, and remakes DIR's report (docs/RESULTS.md for docs/results).
+again, and remakes DIR's report (docs/RESULTS.md for docs/results). It merges nothing when a
+row failed, or when any environment cannot be merged.
 
 Exit: 0 every row measured (or not available at that version), 1 a row failed, 2 usage or
 set-up error (venv or graphmend binary missing, unknown row).
@@ -94,27 +95,35 @@ def main(argv=None):
 
     report.main(["--results", str(args.json_dir), "--out", str(args.report)])
     if args.merge_into:
-        code = max(code, merge(ENV_CHOICES[args.env], args.json_dir, args.merge_into))
+        if code != 0:
+            print(f"error: not merged into {args.merge_into}: a row failed", file=sys.stderr)
+            return code
+        code = merge(ENV_CHOICES[args.env], args.json_dir, args.merge_into)
     return code
 
 
 def merge(envs, part_dir, whole_dir):
-    """--merge-into: each environment's rows of part_dir into whole_dir's JSON; then its report."""
+    """--merge-into: each environment's rows of part_dir into whole_dir's JSON, then its report.
+    Every environment is merged in memory first: where one cannot be (a file missing, another
+    environment), nothing is written. Returns 0, or 2 with the reason on stderr."""
     import json
 
     from _harness import suite
 
+    merged = {}
     for env in envs:
         whole_path, part_path = json_path(whole_dir, env), json_path(part_dir, env)
         try:
-            whole = suite.merge_remeasured(json.loads(whole_path.read_text()), json.loads(part_path.read_text()))
-        except (OSError, ValueError) as exc:
+            part = json.loads(part_path.read_text())
+            merged[whole_path] = (suite.merge_remeasured(json.loads(whole_path.read_text()), part), len(part["rows"]))
+        except (OSError, ValueError, KeyError) as exc:
             print(f"error: cannot merge {part_path} into {whole_path}: {exc}", file=sys.stderr)
             return 2
+    for whole_path, (whole, rows) in merged.items():
         tmp = Path(str(whole_path) + ".tmp")
         tmp.write_text(json.dumps(whole, indent=1))
         os.replace(tmp, whole_path)
-        print(f"merged {len(json.loads(part_path.read_text())['rows'])} rows into {whole_path}")
+        print(f"merged {rows} rows into {whole_path}")
     import report
 
     out = REPO / "docs" / "RESULTS.md" if whole_dir.resolve() == RESULTS.resolve() else whole_dir / "RESULTS.md"

@@ -9,7 +9,7 @@ from its own eager run. That gap is the tolerance the fixed model's outputs are 
 Builds the model as the arms do (torch.manual_seed(0), .to(dtype), the first arm's state),
 makes the inputs after torch.manual_seed(0), and under torch.no_grad() runs it eagerly and then
 torch.compile(model) (Inductor, dynamic=False) once each, and a float64 copy of it eagerly (the
-reference that says which float32 run is closer to the exact result, as benchmarks/moe_gaps.py
+reference that says which float32 run is closer to float64 arithmetic, as benchmarks/moe_gaps.py
 does). GAP.pt holds {"eager": leaves, "inductor": leaves, "float64": leaves or None,
 "float64_error": None or why the model did not run in float64}, each leaves a list of
 (path, leaf) for call 1.

@@ -65,7 +65,9 @@ def eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a)
     original compiled with Inductor and the fixed model, each against the original run eagerly
     in float64 (benchmarks/moe_gaps.py's measure). "as_accurate" holds when the fixed model's
     error is no larger than the larger of the original's two: the fixed model is then no further
-    from the exact result than the original, eager or compiled, is. None (with the reason in
+    from the float64 run than the original, eager or compiled, is. The float64 run is a
+    reference, not the exact result: a model that casts to float32 inside (a softmax with
+    dtype=torch.float32, rotary's .float()) rounds there in it too. None (with the reason in
     "float64_error") where the model does not run in float64."""
     import torch
 
@@ -136,16 +138,33 @@ def rms_error(run, double):
 
 def accuracy_against_float64(before, eager, inductor, fixed, double):
     """{"as_accurate", "error_eager", "error_inductor", "error_fixed"} (see eager_tolerance), each
-    run a {path: leaf} of call 1. "as_accurate" is None where an error is not finite, or where the
-    original arm's run (before) is not as accurate as eager_gap.py's eager run: the two would then
-    not be the same computation, and the errors would not compare."""
+    run a {path: leaf} of call 1; an error that is not finite is None. "as_accurate" is None where
+    an error is not finite; where a leaf that is not a floating tensor (token ids, a mask, a
+    Python value) differs between the original arm's run (before) and the fixed model's, or the
+    fixed run lacks one: RMS errors say nothing about those; and where the original arm's run is
+    not as accurate as eager_gap.py's eager run: the two would then not be the same computation,
+    and the errors would not compare."""
     import math
+
+    import torch
 
     errors = {"error_eager": rms_error(eager, double), "error_inductor": rms_error(inductor, double),
               "error_fixed": rms_error(fixed, double)}
-    out = {"as_accurate": None, **errors}
-    if all(math.isfinite(v) for v in errors.values()) and rms_error(before, double) == errors["error_eager"]:
-        out["as_accurate"] = errors["error_fixed"] <= max(errors["error_eager"], errors["error_inductor"])
+    out = {"as_accurate": None, **{k: v if math.isfinite(v) else None for k, v in errors.items()}}
+    if not all(math.isfinite(v) for v in errors.values()) or rms_error(before, double) != errors["error_eager"]:
+        return out
+
+    def same(x, y):
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            return (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.dtype == y.dtype
+                    and x.shape == y.shape and torch.equal(x, y))
+        return x == y
+
+    for path, x in before.items():
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            if path not in fixed or not same(x, fixed[path]):
+                return out
+    out["as_accurate"] = errors["error_fixed"] <= max(errors["error_eager"], errors["error_inductor"])
     return out
 
 
@@ -317,7 +336,7 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
         "fixed_gap": tolerance["fixed_gap"],
         "outputs_as_accurate": tolerance.get("as_accurate"),
         "float64_rms_error": ({k: tolerance.get(k) for k in ("error_eager", "error_inductor", "error_fixed")}
-                              if tolerance.get("error_fixed") is not None else None),
+                              if tolerance.get("as_accurate") is not None else None),
         "float64_unavailable": tolerance.get("float64_error"),
         "output_tensors": sum(1 for _ in tensor_pairs),
         "exception_before": before["exception"],

@@ -450,7 +450,7 @@ def outputs_accepted(r):
     """Issue 11's test of a row's outputs: bit-identical to the original's; or within the gap that
     separates the original compiled with Inductor from its eager run (the largest absolute
     difference); or, where that gap is smaller than the fixed model's difference, no further from
-    the exact result (the original run in float64) than the original is, eager or compiled (root
+    the original run in float64 than the original is, eager or compiled (root
     mean square error, model_bench.eager_tolerance)."""
     return bool(r["outputs_identical"] or r.get("outputs_within_eager_gap") or r.get("outputs_as_accurate"))
 

@@ -26,9 +26,10 @@ INTRO = [
     "are not bit-equal, \"within gap\" says the largest difference from the original (fixed gap) is",
     "no larger than the original compiled with Inductor differs from its own eager run (eager gap,",
     "`benchmarks/_harness/eager_gap.py`), the tolerance issue 11 sets. Where the fixed gap is the",
-    "larger, \"as accurate\" says the fixed model is no further from the exact result than the",
-    "original is, eager or compiled: its root-mean-square error against the original run in float64",
-    "is no larger than the larger of the original's two (the measure of section 4a); \"no\" is flagged.",
+    "larger, \"as accurate\" says the fixed model is no further from a float64 run of the original than",
+    "the original is, eager or compiled: its root-mean-square error against that run is no larger",
+    "than the larger of the original's two (the measure of section 4a), and its outputs that are not",
+    "floating tensors are equal; \"no\" is flagged.",
     "",
 ]
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import HARNESS
+from conftest import HARNESS, REPO
 
 from _harness import suite, sweep
 from _harness.models import FFN, HEADS, HIDDEN, LAYERS, VOCAB, get_spec
@@ -126,6 +126,12 @@ def test_as_accurate_compares_the_fixed_error_with_the_larger_of_the_originals_t
     assert accuracy_against_float64(eager, eager, inductor, off(0, 0, 0, 3e-3), exact)["as_accurate"] is False
     # the original arm's run is not eager_gap.py's eager run: the errors do not compare
     assert accuracy_against_float64(inductor, eager, inductor, eager, exact)["as_accurate"] is None
+    # a leaf that is not a floating tensor differs (an argmax, the experts picked): RMS errors say nothing
+    ids = {"ids": torch.tensor([3, 1])}
+    assert accuracy_against_float64({**eager, **ids}, eager, inductor, {**off(0, 0, 1.5e-3, 0), "ids": torch.tensor(
+        [1, 3])}, exact)["as_accurate"] is None
+    assert accuracy_against_float64({**eager, **ids}, eager, inductor, {**off(0, 0, 1.5e-3, 0), **ids},
+                                    exact)["as_accurate"] is True
     # a leaf the float64 run lacks, or a NaN: not known
     assert accuracy_against_float64(eager, eager, inductor, {"other": eager["out"]}, exact)["as_accurate"] is None
     assert accuracy_against_float64(eager, eager, inductor, off(float("nan"), 0, 0, 0), exact)["as_accurate"] is None
@@ -208,27 +214,54 @@ def test_a_row_not_available_is_neither_flagged_nor_failed_nor_measured():
         "bert/float32": ["failed"]}
 
 
+def _sweep_run(rows, env="pins", torch_version="2.12.1"):
+    """A whole (or --rows) sweep result of `rows`, as suite.main_suite writes it."""
+    return {"suite": "sweep", "env": env, "started": "2026-12-04T14:00:00", "command": "sweep.py",
+            "environment": {"torch": torch_version, "transformers": "4.52.4", "python": "3.11.7"},
+            "graphmend": {"sha256": "ab"}, "rows": rows, "totals": suite.totals(rows)}
+
+
 def test_rows_measured_again_replace_their_rows_and_are_named():
-    env = {"torch": "2.12.1", "transformers": "4.52.4", "python": "3.11.7"}
-
-    def row(name, after, identical=True):
-        return {"row": name, "dtype": "float32", "in_totals": True, "reference_checkpoints": [],
-                "reference_before": None, "reference_after": None, "breaks_before": 8, "breaks_after": after,
-                "dynamo_breaks_before": 4, "dynamo_breaks_after": after, "outputs_identical": identical,
-                "messages_identical": True, "ok": True}
-
-    whole = {"suite": "sweep", "env": "pins", "environment": env,
-             "rows": [row("gpt2/float32", 0), row("dbrx/float32", 0, identical=False)]}
-    whole["totals"] = suite.totals(whole["rows"])
-    part = {"suite": "sweep", "env": "pins", "environment": env, "started": "2026-12-04T14:00:00",
-            "graphmend": {"sha256": "ab"}, "rows": [{**row("dbrx/float32", 1), "outputs_as_accurate": True}]}
-    merged = suite.merge_remeasured(whole, part)
-    assert [r["row"] for r in merged["rows"]] == ["gpt2/float32", "dbrx/float32"]
-    assert merged["rows"][1]["breaks_after"] == 1 and merged["totals"]["float32"]["breaks_after"] == 1
-    assert merged["totals"]["float32"]["outputs_identical"] == 2
-    assert merged["remeasured"] == [{"rows": ["dbrx/float32"], "graphmend": {"sha256": "ab"},
-                                     "started": "2026-12-04T14:00:00"}]
+    first = _moe_row_result("mixtral", outputs_within_eager_gap=False, eager_gap=0.0, fixed_gap=1.2e-7)
+    whole = _sweep_run([first, _moe_row_result("dbrx", outputs_within_eager_gap=True, eager_gap=2e-7,
+                                               fixed_gap=1e-7)])
+    again = {**_moe_row_result("mixtral", outputs_within_eager_gap=True, eager_gap=2e-7, fixed_gap=1e-7),
+             "breaks_after": 1}
+    merged = suite.merge_remeasured(whole, {**_sweep_run([again]), "started": "2026-12-04T15:00:00"})
+    assert [r["row"] for r in merged["rows"]] == ["mixtral/float32", "dbrx/float32"]  # the first stays first
+    assert merged["rows"][0]["breaks_after"] == 1 and merged["totals"]["float32"]["breaks_after"] == 1
+    assert merged["totals"]["float32"]["outputs_within_eager_gap"] == 2
+    assert merged["remeasured"] == [{"rows": ["mixtral/float32"], "graphmend": {"sha256": "ab"},
+                                     "started": "2026-12-04T15:00:00"}]
     with pytest.raises(ValueError, match="environment torch differs"):
-        suite.merge_remeasured(whole, {**part, "environment": {**env, "torch": "2.15.0"}})
+        suite.merge_remeasured(whole, _sweep_run([again], torch_version="2.15.0"))
     with pytest.raises(ValueError, match="rows not in the whole run: t5/float32"):
-        suite.merge_remeasured(whole, {**part, "rows": [row("t5/float32", 0)]})
+        suite.merge_remeasured(whole, _sweep_run([{**again, "row": "t5/float32"}]))
+
+
+def test_merge_into_writes_every_environment_or_none(tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("sweep_cli", REPO / "benchmarks" / "sweep.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+
+    whole_dir, part_dir = tmp_path / "whole", tmp_path / "part"
+    whole_dir.mkdir()
+    part_dir.mkdir()
+    beyond = _moe_row_result("dbrx", outputs_within_eager_gap=False, eager_gap=0.0, fixed_gap=1.2e-7)
+    within = _moe_row_result("dbrx", outputs_within_eager_gap=True, eager_gap=2e-7, fixed_gap=1e-7)
+    for env in ("pins", "latest"):
+        (whole_dir / f"sweep-{env}.json").write_text(json.dumps(_sweep_run([beyond], env)))
+    (part_dir / "sweep-pins.json").write_text(json.dumps(_sweep_run([within])))
+    before = {f.name: f.read_text() for f in whole_dir.iterdir()}
+    # latest has no part: nothing is written, pins included
+    assert cli.merge(("pins", "latest"), part_dir, whole_dir) == 2
+    assert {f.name: f.read_text() for f in whole_dir.iterdir()} == before
+    assert cli.merge(("pins",), part_dir, whole_dir) == 0
+    merged = json.loads((whole_dir / "sweep-pins.json").read_text())
+    assert merged["rows"][0]["outputs_within_eager_gap"] and merged["totals"]["flagged"] == {}
+    page = (whole_dir / "RESULTS.md").read_text()
+    assert "| dbrx |  | 12 → 0 | 6 → 0 | within gap (1e-07 ≤ 2e-07) | yes |  |  |" in page
+    assert "Rows `dbrx/float32` were measured again on 2026-12-04T14:00:00" in page
