@@ -31,6 +31,28 @@ def fixed_pair(original, tmp_path, name, marker, *args):
     return want_module, got_module, want_model, got_model
 
 
+def breaks(model, x):
+    """Dynamo's graph break count for one call of model(x) without autograd."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        return torch._dynamo.explain(model)(x).graph_break_count
+
+
+def outputs_kept(want_module, want_model, got_model, seeds=3):
+    """On the fixture's inputs drawn after seeds 0..seeds-1: eagerly the fixed model is the loop as
+    written, bit for bit; compiled with Inductor each expert's product runs on more rows, so the
+    last bits may differ (another BLAS kernel)."""
+    for seed in range(seeds):
+        torch.manual_seed(seed)
+        (x,) = want_module.example_inputs()
+        with torch.no_grad():
+            want = want_model(x)
+            assert torch.equal(got_model(x), want)
+            torch._dynamo.reset()
+            got = torch.compile(got_model, dynamic=False)(x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 7), (4, 0)])
 def test_static_pairs_are_where_pairs_in_order(shape, monkeypatch):
     rt = runtime()
@@ -274,11 +296,6 @@ def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path)
     want_module, got_module, want_model, got_model = fixed_pair(original, tmp_path, "gm501_sorted",
                                                                 "_graphmend_counts")
 
-    def breaks(model, x):
-        torch._dynamo.reset()
-        with torch.no_grad():
-            return torch._dynamo.explain(model)(x).graph_break_count
-
     (x,) = want_module.example_inputs()
     assert breaks(want_model, x) > 0
     assert breaks(got_model, x) == 0
@@ -290,16 +307,7 @@ def test_sorted_slices_fixture_compiles_to_one_graph_and_keeps_outputs(tmp_path)
         want_big = torch.compile(want_model, backend="eager", dynamic=False)(big)
         torch._dynamo.reset()
         assert torch.equal(torch.compile(got_model, backend="eager", dynamic=False)(big), want_big)
-    for seed in range(3):
-        torch.manual_seed(seed)
-        (x,) = want_module.example_inputs()
-        with torch.no_grad():
-            want = want_model(x)
-            assert torch.equal(got_model(x), want)  # eagerly: the loop as written, bit for bit
-            torch._dynamo.reset()
-            got = torch.compile(got_model, dynamic=False)(x)
-        # Each expert's product runs on more rows: the last bits may differ (BLAS kernels).
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    outputs_kept(want_module, want_model, got_model)
     # Expert parallelism (DeepSeek's layout): this rank holds None for the other rank's experts,
     # so the static form is not taken and the walk runs as written, also compiled.
     torch.manual_seed(0)
@@ -490,3 +498,32 @@ def test_a_mask_with_more_experts_than_modules_runs_the_loop(cls, tmp_path):
             assert "Observed exception" not in str(info.value) and "nonzero" in str(info.value)
         else:
             assert got_graphs == 1 < want_graphs
+
+
+def test_an_activation_made_by_a_method_of_the_expert_is_followed(tmp_path):
+    # activation_maker.py: `self.act = self._activation(name)`, whose every return makes an nn
+    # activation (the hand-written form outside transformers); the expert also holds no Dropout.
+    require_graphmend()
+    import pathlib
+
+    original = pathlib.Path(__file__).parents[1] / "fixtures" / "static-expert-dispatch" / "activation_maker.py"
+    want_module, got_module, want_model, got_model = fixed_pair(original, tmp_path, "gm501_maker", "_graphmend_pairs")
+
+    (x,) = want_module.example_inputs()
+    assert breaks(want_model, x) > 0
+    assert breaks(got_model, x) == 0
+    outputs_kept(want_module, want_model, got_model)
+    # In training with autograd the loop runs as written: the same gradients, None where no row
+    # reached an expert.
+    want_model.train()
+    got_model.train()
+    x = torch.randn(1, 2, 8)
+    want_model(x).sum().backward()
+    torch._dynamo.reset()
+    torch.compile(got_model, backend="eager", dynamic=False)(x).sum().backward()
+    grads = [(n, w.grad, g.grad) for (n, w), (_, g) in zip(want_model.named_parameters(), got_model.named_parameters())]
+    assert any(w is None for _, w, _ in grads)  # 2 tokens x top-2 of 4 experts: some expert unused
+    for name, w, g in grads:
+        assert (w is None) == (g is None), name
+        if w is not None:
+            assert torch.equal(w, g), name

@@ -345,6 +345,33 @@ std::string owner_of(const Node& function) {
     return {};
 }
 
+// What a maker function returns, when every `return VALUE` of its own body (not of a nested
+// function) makes a torch.nn module that the row-wise check takes alike for one argument (a leaf
+// of kRowwiseModules: an activation picked by name, say): the first of them, which stands for
+// all. A `raise` may stand beside them (an unknown name fails where the module is built, not
+// where it runs). Anything else (a bare `return`, another module, a yield): None.
+Callable made_module(const Context& ctx, const analysis::FunctionRef& maker, int depth) {
+    Callable first;
+    bool other = false;
+    syntax::walk(maker.node.field("body"), [&](const Node& n) {
+        if (other || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("yield")) other = true;
+        if (!n.is("return_statement")) return !other;
+        const auto parts = n.named_children();
+        const Callable c = parts.size() == 1
+                               ? callable_of(ctx, maker.file, maker.node, owner_of(maker.node), parts[0], depth + 1)
+                               : Callable{};
+        if (c.kind != Callable::External || !c.external.starts_with("torch.") ||
+            !kRowwiseModules.contains(last_part(c.external))) {
+            other = true;
+        } else if (first.kind == Callable::None) {
+            first = c;
+        }
+        return false;
+    });
+    return other ? Callable{} : first;
+}
+
 Callable callable_of(const Context& ctx, std::size_t file, const Node& def, const std::string& owner,
                      const Node& expr, int depth) {
     const Node e = syntax::without_parens(expr);
@@ -454,6 +481,9 @@ Callable callable_of(const Context& ctx, std::size_t file, const Node& def, cons
             Callable c = callable_of(ctx, file, def, owner, fn, depth + 1);
             if (c.kind == Callable::Class || c.kind == Callable::External) return c;
         }
+        // A project function or method that makes the module: `self.act_fn =
+        // self._get_activation_fn(name)`, whose every return is `nn.GELU()`, `nn.ReLU()`, ...
+        if (auto maker = ctx.project.callee(file, e, owner)) return made_module(ctx, *maker, depth);
         return {};
     }
     return {};
@@ -818,7 +848,11 @@ std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const st
                 fail(e, fmt::format("`{}` has no forward graphmend can read", c.cls));
                 return std::nullopt;
             }
-            return function(e, forward->file, forward->node, row_args, true);
+            // `self.NAME` in an inherited forward is what the class itself binds: its own
+            // `__init__` may bind NAME again (an override the base's binding alone would miss).
+            // Across files the base's file resolves the names, so the base's class is the owner.
+            return function(e, forward->file, forward->node, row_args, true,
+                            forward->file == c.file ? c.cls : std::string());
         }
         case Callable::Method:
             return function(e, c.file, c.function, row_args, true);
@@ -831,7 +865,7 @@ std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const st
 }
 
 std::optional<bool> RowFlow::function(const Node& call, std::size_t file, const Node& fn,
-                                      const std::vector<bool>& row_args, bool method) {
+                                      const std::vector<bool>& row_args, bool method, const std::string& owner) {
     if (depth_ >= 4) {
         fail(call, "the computation on the rows goes more than 4 calls deep");
         return std::nullopt;
@@ -840,7 +874,7 @@ std::optional<bool> RowFlow::function(const Node& call, std::size_t file, const 
     for (const Node& p : fn.field("parameters").named_children()) params.push_back(p);
     if (method && !params.empty()) params.erase(params.begin());
     const auto call_args = call.field("arguments").named_children();
-    RowFlow inner(ctx_, file, fn, method ? owner_of(fn) : std::string(), depth_ + 1);
+    RowFlow inner(ctx_, file, fn, !method ? std::string() : owner.empty() ? owner_of(fn) : owner, depth_ + 1);
     for (std::size_t i = 0; i < call_args.size(); ++i) {
         if (!row_args[i]) continue;
         std::string name;

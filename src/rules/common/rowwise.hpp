@@ -147,7 +147,8 @@ private:
     std::optional<bool> call(const syntax::Node& e);
     std::optional<bool> callable(const syntax::Node& e, const Callable& c, const std::vector<bool>& row_args);
     std::optional<bool> function(const syntax::Node& call, std::size_t file, const syntax::Node& fn,
-                                 const std::vector<bool>& row_args, bool method);
+                                 const std::vector<bool>& row_args, bool method,
+                                 const std::string& owner = {});
 
     // Strict layout (row_layout*.cpp).
     std::optional<bool> strict_expr(const syntax::Node& e);
