@@ -350,13 +350,48 @@ private:
         return site;
     }
 
+    // A call that gives a boolean tensor of a tensor: `m.any(dim=-1)`, `m.all()`, `x.bool()`,
+    // `x.eq(y)`, `x.isnan()`, `x.logical_and(y)`, and the torch functions of those names.
+    static bool boolean_call(const Context& ctx, const Node& call) {
+        static const std::set<std::string_view> kBoolean{
+            "any", "all", "bool", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal",
+            "not_equal", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or",
+            "logical_not", "logical_xor", "isin"};
+        const Node fn = call.field("function");
+        if (!fn.is("attribute") || !kBoolean.contains(fn.field("attribute").text())) return false;
+        if (ctx.project.external_name(ctx.file, fn).starts_with("torch.")) return true;  // torch.isnan(x)
+        return ctx.values.eval(ctx.file, fn.field("object")).tensor();  // x.isnan()
+    }
+
     static void check_mask_index(const Context& ctx, const Node& n, std::vector<Site>& out) {
-        const Node index = n.field("subscript");
-        if (!index || !ctx.values.eval(ctx.file, n.field("value")).tensor()) return;
+        if (!ctx.values.eval(ctx.file, n.field("value")).tensor()) return;
         // A masked store `x[mask] = v` is an index_put_ that Dynamo traces: no break (measured
         // with torch 2.12.1). Only a read gives a tensor of data-dependent shape.
         if (const Node p = n.parent(); p.is("assignment") && p.field("left") == n) return;
-        // A boolean mask: a comparison or logical op on tensors, or a local assigned one.
+        if (!masked(ctx, n)) return;
+        // `x[m][k]` breaks at `x[m]`, which is reported on its own (at the same position).
+        if (const Node inner = syntax::without_parens(n.field("value")); inner.is("subscript") && masked(ctx, inner)) {
+            return;
+        }
+        out.push_back(refused(n, std::string(n.text()), "GB0036",
+                              "boolean-mask indexing: the result's shape depends on the data (a dynamic-shape "
+                              "op), which no select can express"));
+    }
+
+    // Whether subscript `n` indexes by a boolean mask, alone or among its indices (`x[mask, k]`).
+    static bool masked(const Context& ctx, const Node& n) {
+        const Node index = n.field("subscript");
+        if (!index) return false;
+        if (index.is("expression_list") || index.is("tuple")) {
+            const auto items = index.named_children();
+            return std::any_of(items.begin(), items.end(), [&](const Node& item) { return boolean_mask(ctx, n, item); });
+        }
+        return boolean_mask(ctx, n, index);
+    }
+
+    // Whether `index`, an index of subscript `n`, is a boolean tensor: a comparison, `~`, `&`, `|`,
+    // a call that gives one (boolean_call), or a local assigned one.
+    static bool boolean_mask(const Context& ctx, const Node& n, const Node& index) {
         Node mask = index;
         if (mask.is("identifier")) {
             const Node def = function_of(n);
@@ -368,18 +403,16 @@ private:
                 }
                 return true;
             });
-            if (!found) return;
+            if (!found) return false;
             mask = found;
         }
         while (mask.is("parenthesized_expression") && !mask.named_children().empty()) mask = mask.named_children()[0];
         const bool boolean = mask.is("comparison_operator") ||
                              (mask.is("unary_operator") && mask.field("operator").text() == "~") ||
                              (mask.is("binary_operator") && (mask.field("operator").text() == "&" ||
-                                                              mask.field("operator").text() == "|"));
-        if (!boolean || !ctx.values.eval(ctx.file, mask).tensor()) return;
-        out.push_back(refused(n, std::string(n.text()), "GB0036",
-                              "boolean-mask indexing: the result's shape depends on the data (a dynamic-shape "
-                              "op), which no select can express"));
+                                                              mask.field("operator").text() == "|")) ||
+                             (mask.is("call") && boolean_call(ctx, mask));
+        return boolean && ctx.values.eval(ctx.file, mask).tensor();
     }
 
     static void check_call(const Context& ctx, const Node& def, const Node& call, std::vector<Site>& out) {

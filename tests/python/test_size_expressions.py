@@ -23,3 +23,21 @@ def test_reported_lines_are_the_break_lines():
     lines = sorted({r.user_stack[-1].lineno for r in explained.break_reasons if r.user_stack})
     assert lines == [13, 30, 32, 33]
     assert sorted(line for line, _, _ in sites) == lines
+
+
+def test_masks_made_by_calls_are_reported_where_dynamo_breaks():
+    # mask_calls.py: `m.any(dim=-1)`, `.bool()`, `torch.isnan(x)...all(dim=-1)` masks, a mask among
+    # indices, `x[m][0]` (one break) and `y[m] += v`; the masked store `y[m] = v` does not break.
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "mask_calls.py"
+    report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
+                            check=True, capture_output=True, text=True).stdout
+    sites = [(s["line"], s["code"], s["status"]) for f in json.loads(report)["files"] for s in f["sites"]]
+    assert {(code, status) for _, code, status in sites} == {("GM401", "refused")}
+    module = load_module(fixture, "mask_calls_orig")
+    torch._dynamo.reset()
+    idx = torch.tensor([[2, 0], [1, 3], [2, 2], [0, 1]])
+    explained = torch._dynamo.explain(module.Model())(torch.randn(4, 3), idx)
+    lines = sorted({r.user_stack[-1].lineno for r in explained.break_reasons if r.user_stack})
+    assert lines == [13, 14, 15, 16, 19]
+    assert sorted(line for line, _, _ in sites) == lines
