@@ -194,27 +194,49 @@ GAPS_INTRO = [
     "from the original's eager float32 run, over the inputs,",
     "of the original compiled with Inductor (the tolerance), of the fixed model as the sweep runs it",
     "(each FX graph as traced), and of the fixed model compiled with Inductor (what users run); on how",
-    "many inputs the fixed model is within the tolerance of that same input (bit-equal in brackets); and",
-    "the largest root-mean-square error against the float64 run, of the eager original, the compiled",
-    "original and the fixed model as traced and under Inductor.",
+    "many inputs the fixed model is within the tolerance of that same input (bit-equal in brackets); of",
+    "the inputs past it, on how many the fixed model (traced) is as accurate as the sweep asks (its",
+    "root-mean-square error against float64 no larger than the eager or the compiled original's) and",
+    "which inputs pass neither test; and the largest root-mean-square error against the float64 run, of",
+    "the eager original, the compiled original and the fixed model as traced and under Inductor.",
     "",
 ]
+
+
+def _past_the_gap(r):
+    """(as accurate, [neither]): of the inputs where the fixed model (traced) is past the original's
+    compiled-vs-eager gap, how many are as accurate against float64 as the sweep asks, and which
+    inputs pass neither test (no float64 run: neither)."""
+    accurate, neither = 0, []
+    for p in r.get("per_input") or []:
+        d, e = p["diff_from_eager"], p.get("error_vs_float64") or {}
+        if d["fixed_traced"] <= d["original_inductor"]:
+            continue
+        if None not in (e.get("fixed_traced"), e.get("eager"), e.get("original_inductor")) and \
+                e["fixed_traced"] <= max(e["eager"], e["original_inductor"]):
+            accurate += 1
+        else:
+            neither.append(p["input"])
+    return accurate, neither
 
 
 def _gaps_table(data):
     n = data.get("inputs")
     out = ["| row | graphs | original Inductor | fixed (traced) | fixed (Inductor) | inputs within (bit-equal) | "
+           "past it: as accurate / neither | "
            "RMS error vs float64: eager | original Inductor | fixed (traced) | fixed (Inductor) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in data["rows"]:
         s = r["summary"]
         d, e = s["max_diff_from_eager"], s["max_error_vs_float64"]
+        accurate, neither = _past_the_gap(r)
         g = lambda v: "–" if v is None else f"{v:.3g}"  # noqa: E731
         graphs = s.get("graphs") or {}
         graphs = (f"{graphs.get('original')} → {graphs.get('fixed')}" if graphs.get("original") is not None
                   else "–")  # older files lack it
         out.append(f"| {r['row']} | {graphs} | {g(d['original_inductor'])} | {g(d['fixed_traced'])} | "
                    f"{g(d['fixed_inductor'])} | {s['inputs_fixed_within_gap']}/{n} ({s['inputs_fixed_bit_equal']}) | "
+                   f"{accurate} / {', '.join(f'input {i}' for i in neither) or 'none'} | "
                    f"{g(e['eager'])} | {g(e['original_inductor'])} | {g(e['fixed_traced'])} | "
                    f"{g(e['fixed_inductor'])} |")
     out.append("")

@@ -132,11 +132,16 @@ def test_moe_gaps_section_and_its_measures(tmp_path):
         "max_diff_from_eager": {"original_inductor": 2.09e-7, "fixed_traced": 2.09e-7, "fixed_inductor": 2.38e-7},
         "max_error_vs_float64": {"eager": 3.58e-8, "original_inductor": 3.74e-8, "fixed_traced": 3.52e-8,
                                  "fixed_inductor": 3.7e-8},
-        "inputs_fixed_within_gap": 4, "inputs_fixed_bit_equal": 0, "graphs": {"original": 9, "fixed": 1}}}
+        "inputs_fixed_within_gap": 4, "inputs_fixed_bit_equal": 0, "graphs": {"original": 9, "fixed": 1}},
+        # inputs past the gap: input 3 as accurate against float64, input 4 neither
+        "per_input": [{"input": k, "diff_from_eager": {"original_inductor": 1e-7, "fixed_traced": f},
+                       "error_vs_float64": {"eager": 3e-8, "original_inductor": 4e-8, "fixed_traced": e}}
+                      for k, f, e in ((0, 1e-7, 9e-8), (3, 2e-7, 3.9e-8), (4, 2e-7, 4.1e-8))]}
     data = {"environment": {"torch": "2.12.1", "transformers": "4.52.4"}, "inputs": 5, "unsafe_fixes": False,
             "seconds": 600.0, "graphmend": {"sha256": "abcdef0123456789", "repo_commit": "0123456789abcdef"},
             "rows": [row]}
     (tmp_path / "moe-gaps-pins.json").write_text(json.dumps(data))
     page = report.render(tmp_path)
-    assert "| dbrx | 9 → 1 | 2.09e-07 | 2.09e-07 | 2.38e-07 | 4/5 (0) | 3.58e-08 | 3.74e-08 | 3.52e-08 | 3.7e-08 |" in page
+    assert ("| dbrx | 9 → 1 | 2.09e-07 | 2.09e-07 | 2.38e-07 | 4/5 (0) | 1 / input 4 | 3.58e-08 | 3.74e-08 | 3.52e-08 | "
+            "3.7e-08 |") in page
     assert "without `--unsafe-fixes`" in page and "`moe-gaps-latest.json` is missing" in page
