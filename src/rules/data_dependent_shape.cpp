@@ -107,15 +107,23 @@ bool is_parameter(const Node& def, std::string_view name) {
 }
 
 // True when `name` is bound anywhere in the body of `def` (not counting nested functions).
+// Calls f(identifier) for each name an assignment target binds: the target itself, or the
+// items of a tuple / list pattern. `y[a] = v` and `y.a = v` bind no name (`a` is read there).
+template <typename F>
+void each_bound_name(const Node& target, F&& f) {
+    syntax::walk(target, [&](const Node& t) {
+        if (t.is("subscript") || t.is("attribute")) return false;
+        if (t.is("identifier")) f(t);
+        return true;
+    });
+}
+
 bool assigned_in_body(const Node& def, std::string_view name) {
     bool found = false;
     syntax::walk(def.field("body"), [&](const Node& n) {
         if (found || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
         if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
-            syntax::walk(n.field("left"), [&](const Node& t) {
-                found = found || (t.is("identifier") && t.text() == name);
-                return !found;
-            });
+            each_bound_name(n.field("left"), [&](const Node& t) { found = found || t.text() == name; });
         }
         return !found;
     });
@@ -532,12 +540,10 @@ private:
         syntax::walk(def.field("body"), [&](const Node& n) {
             if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
             if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
-                syntax::walk(n.field("left"), [&](const Node& t) {
-                    if (t.is("identifier") && t.text() == a.text()) {
-                        ++count;
-                        value = n.is("assignment") && n.field("left") == t ? n.field("right") : Node();
-                    }
-                    return true;
+                each_bound_name(n.field("left"), [&](const Node& t) {
+                    if (t.text() != a.text()) return;
+                    ++count;
+                    value = n.is("assignment") && n.field("left") == t ? n.field("right") : Node();
                 });
             }
             return true;
