@@ -106,7 +106,6 @@ bool is_parameter(const Node& def, std::string_view name) {
     return false;
 }
 
-// True when `name` is bound anywhere in the body of `def` (not counting nested functions).
 // Calls f(identifier) for each name an assignment target binds: the target itself, or the
 // items of a tuple / list pattern. `y[a] = v` and `y.a = v` bind no name (`a` is read there).
 template <typename F>
@@ -118,6 +117,7 @@ void each_bound_name(const Node& target, F&& f) {
     });
 }
 
+// True when `name` is bound anywhere in the body of `def` (not counting nested functions).
 bool assigned_in_body(const Node& def, std::string_view name) {
     bool found = false;
     syntax::walk(def.field("body"), [&](const Node& n) {
@@ -366,7 +366,16 @@ private:
             "not_equal", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or",
             "logical_not", "logical_xor", "isin"};
         const Node fn = call.field("function");
-        if (!fn.is("attribute") || !kBoolean.contains(fn.field("attribute").text())) return false;
+        if (!fn.is("attribute")) return false;
+        // `x.to(torch.bool)`, `x.to(dtype=torch.bool)`, `x.type(torch.bool)`.
+        if (const auto name = fn.field("attribute").text(); name == "to" || name == "type") {
+            const auto args = call.field("arguments").named_children();
+            const bool to_bool = std::any_of(args.begin(), args.end(), [](const Node& a) {
+                return (a.is("keyword_argument") ? a.field("value") : a).text() == "torch.bool";
+            });
+            return to_bool && ctx.values.eval(ctx.file, fn.field("object")).tensor();
+        }
+        if (!kBoolean.contains(fn.field("attribute").text())) return false;
         if (ctx.project.external_name(ctx.file, fn).starts_with("torch.")) return true;  // torch.isnan(x)
         return ctx.values.eval(ctx.file, fn.field("object")).tensor();  // x.isnan()
     }
@@ -376,9 +385,18 @@ private:
         // A masked store `x[mask] = v` is an index_put_ that Dynamo traces: no break (measured
         // with torch 2.12.1). Only a read gives a tensor of data-dependent shape.
         if (const Node p = n.parent(); p.is("assignment") && p.field("left") == n) return;
-        if (!masked(ctx, n)) return;
+        const Node mask = masked(ctx, n);
+        if (!mask) return;
         // `x[m][k]` breaks at `x[m]`, which is reported on its own (at the same position).
         if (const Node inner = syntax::without_parens(n.field("value")); inner.is("subscript") && masked(ctx, inner)) {
+            return;
+        }
+        if (one_element_reduction(ctx, mask)) {
+            out.push_back(refused(n, std::string(n.text()), "GB0033",
+                                  fmt::format("indexing by a one-element boolean (`{}`) reads its value into Python "
+                                              "(a data-dependent operator, unless capture_scalar_outputs), and the "
+                                              "result's shape depends on it",
+                                              mask.text())));
             return;
         }
         out.push_back(refused(n, std::string(n.text()), "GB0036",
@@ -386,20 +404,21 @@ private:
                               "op), which no select can express"));
     }
 
-    // Whether subscript `n` indexes by a boolean mask, alone or among its indices (`x[mask, k]`).
-    static bool masked(const Context& ctx, const Node& n) {
+    // The boolean mask subscript `n` indexes by first (`x[mask]`, `x[mask, k]`), or invalid.
+    // A mask after another index (`x[:, mask]`; tree-sitter gives each index its own `subscript`
+    // field) is not looked for yet: T5's pruned-heads branch reads `position_bias[:, mask.bool()]`,
+    // and GM202 refuses a file that keeps such a site, which would take LongT5's and Pop2Piano's
+    // fixes away (measured: LongT5 7 -> 7 breaks at the pins, 6 -> 6 at 5.24, against 7 -> 0 and
+    // 6 -> 0) for a branch taken only once heads are pruned. GM202 needs to weigh such a site
+    // first (docs/rules/GM401.md).
+    static Node masked(const Context& ctx, const Node& n) {
         const Node index = n.field("subscript");
-        if (!index) return false;
-        if (index.is("expression_list") || index.is("tuple")) {
-            const auto items = index.named_children();
-            return std::any_of(items.begin(), items.end(), [&](const Node& item) { return boolean_mask(ctx, n, item); });
-        }
-        return boolean_mask(ctx, n, index);
+        return index ? boolean_mask(ctx, n, index) : Node();
     }
 
     // Whether `index`, an index of subscript `n`, is a boolean tensor: a comparison, `~`, `&`, `|`,
     // a call that gives one (boolean_call), or a local assigned one.
-    static bool boolean_mask(const Context& ctx, const Node& n, const Node& index) {
+    static Node boolean_mask(const Context& ctx, const Node& n, const Node& index) {
         Node mask = index;
         if (mask.is("identifier")) {
             const Node def = function_of(n);
@@ -411,7 +430,7 @@ private:
                 }
                 return true;
             });
-            if (!found) return false;
+            if (!found) return {};
             mask = found;
         }
         while (mask.is("parenthesized_expression") && !mask.named_children().empty()) mask = mask.named_children()[0];
@@ -420,7 +439,29 @@ private:
                              (mask.is("binary_operator") && (mask.field("operator").text() == "&" ||
                                                               mask.field("operator").text() == "|")) ||
                              (mask.is("call") && boolean_call(ctx, mask));
-        return boolean && ctx.values.eval(ctx.file, mask).tensor();
+        return boolean && ctx.values.eval(ctx.file, mask).tensor() ? mask : Node();
+    }
+
+    // `m.any()`, `m.all()`, `torch.any(m)`, `torch.all(m)`: a reduction to one element, given no
+    // dimension. Indexing by it reads the value into Python (`aten._local_scalar_dense`, GB0033),
+    // measured with torch 2.12.1, rather than picking rows by a mask of the data's shape.
+    static bool one_element_reduction(const Context& ctx, const Node& mask) {
+        if (!mask.is("call")) return false;
+        const Node fn = mask.field("function");
+        if (!fn.is("attribute")) return false;
+        const auto name = fn.field("attribute").text();
+        if (name != "any" && name != "all") return false;
+        const auto args = mask.field("arguments").named_children();
+        const bool torch_fn = ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+        std::size_t positional = 0;
+        for (const Node& a : args) {
+            if (a.is("keyword_argument")) {
+                if (a.field("name").text() == "dim") return false;
+            } else {
+                ++positional;
+            }
+        }
+        return positional == (torch_fn ? 1U : 0U);
     }
 
     static void check_call(const Context& ctx, const Node& def, const Node& call, std::vector<Site>& out) {

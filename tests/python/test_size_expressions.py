@@ -26,18 +26,24 @@ def test_reported_lines_are_the_break_lines():
 
 
 def test_masks_made_by_calls_are_reported_where_dynamo_breaks():
-    # mask_calls.py: `m.any(dim=-1)`, `.bool()`, `torch.isnan(x)...all(dim=-1)` masks, a mask among
-    # indices, `x[m][0]` (one break) and `y[m] += v`; the masked store `y[m] = v` does not break.
+    # mask_calls.py: `m.any(dim=-1)`, `.bool()`, `.to(torch.bool)`, `torch.isnan(x)...all(dim=-1)`
+    # masks, a mask first among indices, `x[m][0]` (one break), `y[m] += v`, a size read from the
+    # mask and a one-element `m.all()`; the masked store `y[m] = v` does not break.
     require_graphmend()
     fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "mask_calls.py"
     report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
                             check=True, capture_output=True, text=True).stdout
-    sites = [(s["line"], s["code"], s["status"]) for f in json.loads(report)["files"] for s in f["sites"]]
-    assert {(code, status) for _, code, status in sites} == {("GM401", "refused")}
+    sites = [(s["line"], s["code"], s["status"], s["graph_break"]) for f in json.loads(report)["files"] for s in f["sites"]]
+    assert {(code, status) for _, code, status, _ in sites} == {("GM401", "refused")}
     module = load_module(fixture, "mask_calls_orig")
     torch._dynamo.reset()
     idx = torch.tensor([[2, 0], [1, 3], [2, 2], [0, 1]])
     explained = torch._dynamo.explain(module.Model())(torch.randn(4, 3), idx)
-    lines = sorted({r.user_stack[-1].lineno for r in explained.break_reasons if r.user_stack})
-    assert lines == [14, 15, 16, 17, 20, 21]
-    assert sorted(line for line, _, _ in sites) == lines
+    breaks = {r.user_stack[-1].lineno: str(r.reason).splitlines()[0] for r in explained.break_reasons if r.user_stack}
+    assert sorted(breaks) == [15, 16, 17, 18, 21, 22, 23, 24]
+    assert sorted(line for line, _, _, _ in sites) == sorted(breaks)
+    # Dynamo's kind of break and the report's graph-break id agree for the mask reads.
+    kinds = {"GB0036": "Dynamic shape operator", "GB0033": "Data dependent operator"}
+    for line, _, _, gb in sites:
+        if gb in kinds:
+            assert kinds[gb] in breaks[line], (line, gb, breaks[line])

@@ -527,3 +527,73 @@ def test_an_activation_made_by_a_method_of_the_expert_is_followed(tmp_path):
         assert (w is None) == (g is None), name
         if w is not None:
             assert torch.equal(w, g), name
+
+
+EXPERT_BASE = '''
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self, hidden, inner):
+        super().__init__()
+        self.up = nn.Linear(hidden, inner)
+        self.act = self._activation()
+        self.down = nn.Linear(inner, hidden)
+
+    def _activation(self):
+        return nn.GELU()
+
+    def forward(self, x):
+        return self.down(self.act(self.up(x)))
+'''
+
+EXPERT_MOE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from base import Base
+
+
+class Expert(Base):
+    SUBCLASS_BODY
+
+
+class Moe(nn.Module):
+    def __init__(self, experts=4, hidden=8, inner=16):
+        super().__init__()
+        self.num_experts = experts
+        self.experts = nn.ModuleList([Expert(hidden, inner) for _ in range(experts)])
+
+    def forward(self, flat, expert_mask, weights):
+        out = torch.zeros_like(flat)
+        for expert_idx in range(self.num_experts):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            out.index_add_(0, top_x, self.experts[expert_idx](flat[top_x]) * weights[top_x, idx, None])
+        return out
+'''
+
+
+@pytest.mark.parametrize("body, fixed", [
+    ("pass", True),  # the base's forward, bindings and maker, unchanged
+    ("def _activation(self):\n        return nn.Softmax(dim=0)", False),  # the maker overridden
+    ("def __init__(self, hidden, inner):\n        super().__init__(hidden, inner)\n"
+     "        self.act = nn.Softmax(dim=0)", False),  # the activation bound again
+])
+def test_a_forward_inherited_from_another_file_reads_what_the_subclass_changes(tmp_path, body, fixed):
+    # Found by a review: the row-wise check read an inherited forward with the base's bindings
+    # only, so a subclass in another file that changes the activation (Softmax mixes rows) was
+    # reported fixed, and its compiled outputs differed (0.6).
+    require_graphmend()
+    import json
+    import subprocess
+
+    from conftest import BINARY
+
+    (tmp_path / "base.py").write_text(EXPERT_BASE)
+    (tmp_path / "model.py").write_text(EXPERT_MOE.replace("SUBCLASS_BODY", body))
+    report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json",
+                             str(tmp_path)], check=True, capture_output=True, text=True).stdout
+    [site] = [s for f in json.loads(report)["files"] for s in f["sites"]]
+    assert site["code"] == "GM501" and site["status"] == ("fixed" if fixed else "refused"), site["message"]
+    if not fixed:
+        assert "inherits its forward from `Base` in another file" in site["message"]

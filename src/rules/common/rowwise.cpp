@@ -332,6 +332,31 @@ bool einsum_rowwise(const std::vector<Node>& args, const std::vector<bool>& row_
     return true;
 }
 
+// Whether class `cls` of `file`, which inherits `forward` from class `base` of another file,
+// makes a `self.NAME` that base's methods read mean something else: a method of that name
+// found first on another class, or bindings of NAME that base's own do not account for (the
+// name, or ""). The row-wise check reads an inherited forward in its own file, with base's
+// bindings and methods.
+std::string overridden_across_files(const Context& ctx, std::size_t file, const std::string& cls,
+                                    const analysis::FunctionRef& forward, const Node& base_node,
+                                    const std::string& base) {
+    std::set<std::string> names;
+    syntax::walk(base_node.field("body"), [&](const Node& n) {
+        if (n.is("attribute") && n.field("object").text() == "self") names.insert(std::string(n.field("attribute").text()));
+        return true;
+    });
+    for (const std::string& name : names) {
+        const auto mine = ctx.project.find_method(file, cls, name);
+        const auto theirs = ctx.project.find_method(forward.file, base, name);
+        if (mine.has_value() != theirs.has_value() || (mine && mine->node != theirs->node)) return name;
+        const auto bound = self_assignments(ctx, file, cls, name);
+        const auto base_bound = self_assignments(ctx, forward.file, base, name);
+        const auto same = [](const auto& a, const auto& b) { return a.first == b.first && a.second == b.second; };
+        if (!std::equal(bound.begin(), bound.end(), base_bound.begin(), base_bound.end(), same)) return name;
+    }
+    return {};
+}
+
 }  // namespace
 
 bool is_elementwise_method(std::string_view name) { return kElementwiseMethods.contains(name); }
@@ -358,7 +383,8 @@ Callable made_module(const Context& ctx, const analysis::FunctionRef& maker, int
         if (n.is("yield")) other = true;
         if (!n.is("return_statement")) return !other;
         const auto parts = n.named_children();
-        const Callable c = parts.size() == 1
+        // A module made there (`nn.GELU()`), not a class handed back (`nn.GELU`).
+        const Callable c = parts.size() == 1 && syntax::without_parens(parts[0]).is("call")
                                ? callable_of(ctx, maker.file, maker.node, owner_of(maker.node), parts[0], depth + 1)
                                : Callable{};
         if (c.kind != Callable::External || !c.external.starts_with("torch.") ||
@@ -849,8 +875,25 @@ std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const st
                 return std::nullopt;
             }
             // `self.NAME` in an inherited forward is what the class itself binds: its own
-            // `__init__` may bind NAME again (an override the base's binding alone would miss).
-            // Across files the base's file resolves the names, so the base's class is the owner.
+            // `__init__` may bind NAME again, or a method override the base's (the base's
+            // bindings alone would miss it). Across files the base's file resolves the names, so
+            // the base's class is the owner, and a class that changes what NAME means is refused.
+            if (forward->file != c.file) {
+                const std::string base = owner_of(forward->node);
+                Node base_node;
+                for (Node p = forward->node.parent(); p && !base_node; p = p.parent()) {
+                    if (p.is("class_definition")) base_node = p;
+                }
+                if (base != c.cls && base_node) {
+                    if (const auto name = overridden_across_files(ctx_, c.file, c.cls, *forward, base_node, base);
+                        !name.empty()) {
+                        fail(e, fmt::format("`{}` inherits its forward from `{}` in another file and changes what "
+                                            "`self.{}` is there",
+                                            c.cls, base, name));
+                        return std::nullopt;
+                    }
+                }
+            }
             return function(e, forward->file, forward->node, row_args, true,
                             forward->file == c.file ? c.cls : std::string());
         }
