@@ -123,8 +123,15 @@ struct Checker {
     // `bool(t)`) or a boolean-mask index, which break the graph themselves: a select would
     // run them on the path the `if` did not take too, adding a break there.
     std::string branch_impurity(const Node& expr);
-    // Why an expression is not known to be pure, or "".
-    std::string impurity(const Node& expr);
+    // Why an expression is not known to be pure, or "": a call not known to be pure, or,
+    // unless `always_run` (the `if` test, which the original evaluates too), an op that
+    // raises for the values of an operand (value_raise).
+    std::string impurity(const Node& expr, bool always_run = false);
+    // Why `n`, evaluated on the path the original did not take, may raise there, or "": an
+    // op of knowledge::value_raising_ops (an integer division by a tensor that is not a
+    // nonzero literal, an index op or a subscript with a tensor index, nn.Embedding) whose
+    // deciding operand is a tensor. `file` holds `n`.
+    std::string value_raise(const Node& n, std::size_t file);
     // Why a project function's body is not known to be pure, or "": it binds only its own
     // names, and every call in it is pure (project functions are followed `depth` deep).
     std::string function_impurity(const analysis::FunctionRef& ref, int depth);

@@ -2,7 +2,9 @@
 // (see predicated_control_flow.hpp).
 #include "predicated_control_flow.hpp"
 
+#include "graphmend/knowledge.hpp"
 #include "graphmend/scalar_reads.hpp"
+#include "graphmend/site.hpp"
 
 namespace graphmend::rules::control_flow {
 
@@ -47,7 +49,93 @@ const std::set<std::string_view> kGradUnsafe{
     "div", "true_divide", "reciprocal", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "pow", "exp",
     "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
 
+// A number literal other than 0 (`2`, `15.0`, `-1`): a divisor that cannot be zero.
+bool nonzero_number(const Node& n) {
+    Node v = n;
+    while (v.is("parenthesized_expression") && !v.named_children().empty()) v = v.named_children()[0];
+    if (v.is("unary_operator")) v = v.field("argument");
+    if (!v.is("integer") && !v.is("float")) return false;
+    return v.text().find_first_not_of("0._xXoObBeE+-") != std::string_view::npos;
+}
+
+// The operand of a call of `op` that decides whether it raises: `method` when the call is
+// `TENSOR.op(...)` (the receiver stands for the first argument of `torch.op(...)`).
+Node raising_operand(const Node& call, const knowledge::ValueRaisingOp& op, bool method) {
+    const int position = method ? op.position - 1 : op.position;
+    if (position < 0) return call.field("function").field("object");
+    int k = 0;
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("keyword_argument")) {
+            if (a.field("name").text() == op.keyword) return a.field("value");
+        } else if (!a.is("comment") && k++ == position) {
+            return a;
+        }
+    }
+    return Node();
+}
+
+// A comparison, `~`, `&` or `|`: a boolean mask, which picks rows instead of naming them.
+bool boolean_index(const Node& index) {
+    const Node i = syntax::without_parens(index);
+    if (i.is("comparison_operator")) return true;
+    if (i.is("unary_operator")) return i.field("operator").text() == "~";
+    return i.is("binary_operator") && (i.field("operator").text() == "&" || i.field("operator").text() == "|");
+}
+
+bool passes_keyword(const Node& call, std::string_view name) {
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("keyword_argument") && a.field("name").text() == name) return true;
+    }
+    return false;
+}
+
 }  // namespace
+
+std::string Checker::value_raise(const Node& n, std::size_t file) {
+    const auto tensor = [&](const Node& e) { return e && ctx.values.eval(file, e).tensor(); };
+    const auto why = [](const Node& site, const Node& operand, const knowledge::ValueRaisingOp& op) {
+        return fmt::format("a select would also run `{}` on the path the test does not take, and it raises for "
+                           "some values of `{}` ({}); the original runs it only on its own path",
+                           one_line(site.text(), Blanks::Fold, 60), one_line(operand.text(), Blanks::Fold, 40),
+                           op.raises);
+    };
+    if (n.is("binary_operator")) {
+        const auto* op = knowledge::value_raising_op(n.field("operator").text());
+        const Node divisor = n.field("right");
+        if (op && (tensor(n.field("left")) || tensor(divisor)) && !nonzero_number(divisor)) {
+            return why(n, divisor, *op);
+        }
+        return "";
+    }
+    if (n.is("subscript")) {
+        for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
+            if (index.is("comment") || boolean_index(index)) continue;  // a shape, not a value, breaks there
+            if (!index.is("slice") && tensor(index) && tensor(n.field("value"))) {
+                static constexpr knowledge::ValueRaisingOp kIndexing{"[]", knowledge::RaisingOperand::Index, 1, "",
+                                                                     "", "IndexError: index out of bounds"};
+                return why(n, index, kIndexing);
+            }
+        }
+        return "";
+    }
+    if (!n.is("call")) return "";
+    const Node fn = n.field("function");
+    if (fn.is("attribute") && fn.field("object").text() == "self") {
+        const auto it = submodules.find(std::string(fn.field("attribute").text()));
+        const auto* op = it == submodules.end() ? nullptr : knowledge::value_raising_module(it->second);
+        const Node input = op ? raising_operand(n, *op, false) : Node();
+        return input && tensor(input) ? why(n, input, *op) : "";
+    }
+    const Node name = fn.is("attribute") ? fn.field("attribute") : fn;
+    const auto* op = knowledge::value_raising_op(name.text());
+    if (!op || !name.is("identifier") || (!op->only_with.empty() && !passes_keyword(n, op->only_with))) return "";
+    const bool method = fn.is("attribute") && tensor(fn.field("object"));
+    if (!method && !ctx.project.external_name(file, fn).starts_with("torch")) return "";
+    const Node operand = raising_operand(n, *op, method);
+    if (!operand || (op->operand == knowledge::RaisingOperand::Divisor && nonzero_number(operand))) return "";
+    if (op->operand != knowledge::RaisingOperand::Divisor && !tensor(operand)) return "";
+    return why(n, operand, *op);
+}
 
 // graphmend's own predicated runtime: pure when what its lambdas return is (a branch that
 // holds a select rewritten by an earlier pass, or a tensor `and`/`or`).
@@ -85,10 +173,14 @@ std::string Checker::branch_impurity(const Node& expr) {
     return why;
 }
 
-std::string Checker::impurity(const Node& expr) {
+std::string Checker::impurity(const Node& expr, bool always_run) {
     std::string why;
     syntax::walk(expr, [&](const Node& n) {
         if (!why.empty()) return false;
+        if (!always_run) {
+            why = value_raise(n, ctx.file);
+            if (!why.empty()) return false;
+        }
         if (n.is("call") && n.field("function").is("identifier") &&
             kRuntimeHelpers.contains(n.field("function").text())) {
             for (const Node& a : n.field("arguments").named_children()) {
@@ -139,6 +231,8 @@ std::string Checker::function_impurity(const analysis::FunctionRef& ref, int dep
             why = fmt::format("it stores into `{}`", n.field("left").text());
             return false;
         }
+        why = value_raise(n, ref.file);
+        if (!why.empty()) return false;
         if (n.is("call")) {
             const Node fn = n.field("function");
             if (auto callee = ctx.project.callee(ref.file, n, owner)) {

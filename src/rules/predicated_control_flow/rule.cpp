@@ -294,7 +294,7 @@ public:
         }
         for (const Node& part : parts) {
             const bool branch = !(part == parts[1]);  // parts[0] and parts[2] are the branches
-            if (auto why = branch ? checker.branch_impurity(part) : checker.impurity(part); !why.empty()) {
+            if (auto why = branch ? checker.branch_impurity(part) : checker.impurity(part, true); !why.empty()) {
                 site.reason = why;
                 return site;
             }

@@ -159,7 +159,7 @@ std::string convert_branches(Checker& checker, const Node& stmt, Plan& plan) {
         }
     }
     if (why.empty()) {
-        if (auto impure = checker.impurity(stmt.field("condition")); !impure.empty()) why = "the test " + impure;
+        if (auto impure = checker.impurity(stmt.field("condition"), true); !impure.empty()) why = "the test " + impure;
     }
     return why;
 }
