@@ -12,7 +12,9 @@
 //   - a `while` loop whose test reads tensor data (GB0170; a break inside a loop makes
 //     Dynamo skip the whole frame, GB7000);
 //   - a tensor passed where torch wants a size (`torch.arange(seq_len)`, `torch.zeros(n)`
-//     with n a tensor): read into Python there (GB0124), the shape following the data.
+//     with n a tensor): read into Python there (GB0124), the shape following the data;
+//   - a tensor used as a slice bound (`x[start:end]`, read or stored): read into Python
+//     through Tensor.__index__ (GB0124; torch 2.12.1 then skips the frame).
 // Each is reported as refused, with what the value feeds (sizes, a loop bound) when the
 // function shows it.
 //
@@ -104,6 +106,39 @@ bool is_parameter(const Node& def, std::string_view name) {
         if (p.is("typed_parameter") && !p.named_children().empty() && p.named_children()[0].text() == name) return true;
     }
     return false;
+}
+
+// True when `expr` is arithmetic on a parameter of a `forward` written with neither
+// annotation nor default, directly or through the locals assigned such arithmetic
+// (`start = (2 * seq_len - 1) // 2`): the value analysis takes such a parameter for a tensor
+// when it finds no caller (a submodule called through an attribute bound to one of several
+// classes), which is no evidence that a slice bound made of it is one (swin2sr's
+// `height * self.upscale`, Mega's `seq_len`). A parameter read through an attribute, an item
+// or a call (`x.shape[1]`, `ids[i]`) does not count.
+bool arithmetic_on_bare_forward_parameter(const Node& def, const Node& expr, int depth = 0) {
+    const Node e = syntax::without_parens(expr);
+    if (depth > 3) return false;
+    if (e.is("binary_operator")) {
+        return arithmetic_on_bare_forward_parameter(def, e.field("left"), depth) ||
+               arithmetic_on_bare_forward_parameter(def, e.field("right"), depth);
+    }
+    if (e.is("unary_operator")) return arithmetic_on_bare_forward_parameter(def, e.field("argument"), depth);
+    if (!e.is("identifier")) return false;
+    if (def.field("name").text() == "forward") {
+        for (const Node& param : def.field("parameters").named_children()) {
+            if (param.is("identifier") && param.text() == e.text() && param.text() != "self") return true;
+        }
+    }
+    bool found = false;
+    syntax::walk(def.field("body"), [&](const Node& a) {
+        if (found || a.is("function_definition") || a.is("class_definition") || a.is("lambda")) return false;
+        if (a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == e.text() &&
+            a.field("right")) {
+            found = arithmetic_on_bare_forward_parameter(def, a.field("right"), depth + 1);
+        }
+        return !found;
+    });
+    return found;
 }
 
 // Calls f(identifier) for each name an assignment target binds: the target itself, or the
@@ -306,6 +341,7 @@ public:
                 return true;
             }
             if (n.is("subscript")) {
+                check_slice_bounds(ctx, def, n, out);
                 check_mask_index(ctx, n, out);
                 return true;
             }
@@ -402,6 +438,30 @@ private:
         out.push_back(refused(n, std::string(n.text()), "GB0036",
                               "boolean-mask indexing: the result's shape depends on the data (a dynamic-shape "
                               "op), which no select can express"));
+    }
+
+    // `x[start:end]` with a tensor bound, read or stored (`cache[i, start:end] = v` after
+    // `start = self.next_index[i]`): Python reads the bound through `Tensor.__index__`, a graph
+    // break as `.item()` is (Dynamo: "Graph break from `Tensor.item()`", GB0124, unless
+    // capture_scalar_outputs; measured with torch 2.12.1: `x[t:]` and `y[1:t + 2] = 0` break,
+    // `x.narrow(0, t, 2)` does not). Reported once per subscript, at its first tensor bound.
+    static void check_slice_bounds(const Context& ctx, const Node& def, const Node& n, std::vector<Site>& out) {
+        for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
+            if (!index.is("slice")) continue;
+            for (const Node& bound : index.named_children()) {
+                // Only a tensor, and not one for its being a `forward` parameter alone.
+                if (bound.is("comment") || !ctx.values.eval(ctx.file, bound).only(analysis::kTensor) ||
+                    arithmetic_on_bare_forward_parameter(def, bound) || !tensor_size(ctx, def, bound)) {
+                    continue;
+                }
+                out.push_back(refused(n, std::string(n.text()), "GB0124",
+                                      fmt::format("`{}` is a tensor used as a slice bound: Python reads its value "
+                                                  "(as `.item()` does) and the slice's length follows the data; a "
+                                                  "bound known without the data would remove the break",
+                                                  bound.text())));
+                return;
+            }
+        }
     }
 
     // The boolean mask subscript `n` indexes by first (`x[mask]`, `x[mask, k]`), or invalid.
@@ -552,11 +612,12 @@ private:
     // or what the analysis cannot tell), a local assigned once, from a tensor, or a call or
     // arithmetic whose value can only be a tensor.
     static bool tensor_size(const Context& ctx, const Node& def, const Node& a) {
-        // A call or arithmetic computed there (`max(t.max() + 1, n)`): a tensor when it can be
+        // A call, arithmetic or item computed there (`max(t.max() + 1, n)`, `ends[0]`): a tensor when it can be
         // nothing else, and every name in it that may hold a tensor holds one on every path
         // (as a size argument named alone must; `n + m` with `n` a tensor on one path only is not).
         if (!a.is("identifier")) {
-            if (!(a.is("call") || a.is("binary_operator")) || !ctx.values.eval(ctx.file, a).only(analysis::kTensor)) {
+            if (!(a.is("call") || a.is("binary_operator") || a.is("subscript")) ||
+                !ctx.values.eval(ctx.file, a).only(analysis::kTensor)) {
                 return false;
             }
             bool every = true;

@@ -47,3 +47,34 @@ def test_masks_made_by_calls_are_reported_where_dynamo_breaks():
     for line, _, _, gb in sites:
         if gb in kinds:
             assert kinds[gb] in breaks[line], (line, gb, breaks[line])
+
+
+def test_tensor_slice_bounds_are_reported_where_dynamo_breaks():
+    # slice_bounds.py: one form per module. A tensor bound, read or stored, breaks, and Dynamo
+    # skips the frame (no graph at all); an int bound and a bound made from a `forward`
+    # parameter that the caller passes an int do not.
+    from torch._dynamo.testing import CompileCounter
+
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "slice_bounds.py"
+    report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
+                            check=True, capture_output=True, text=True).stdout
+    sites = {s["line"]: (s["code"], s["status"], s["graph_break"]) for f in json.loads(report)["files"] for s in f["sites"]}
+    assert set(sites.values()) == {("GM401", "refused", "GB0124")}
+    module = load_module(fixture, "slice_bounds_orig")
+    breaking = set()
+    for name in ("ReadBound", "SpanBound", "StoreBound", "IntBound", "ParameterBound"):
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        counter = CompileCounter()
+        args = (torch.randn(2, 6), torch.tensor([2, 1]))
+        out = torch.compile(getattr(module, name)(), backend=counter, dynamic=False)(*args)
+        assert torch.equal(out, getattr(module, name)()(*args))
+        if counter.frame_count != 1 or torch._dynamo.utils.counters["graph_break"]:
+            breaking.add(name)
+    assert breaking == {"ReadBound", "SpanBound", "StoreBound"}
+    # One reported line in the forward of each module that breaks.
+    lines = fixture.read_text().splitlines()
+    owners = [next(l for l in reversed(lines[:line]) if l.startswith("class ")).split()[1].split("(")[0]
+              for line in sites]
+    assert sorted(owners) == sorted(breaking)
