@@ -1,7 +1,7 @@
 // The runtime call that keeps a data-dependent check in the FX graph and still raises:
 //     raise E(ARGS)    under test PRED   ->
 //     _graphmend_check(PRED, E, lambda: _graphmend_args(ARGS))
-// (src/runtime/deferred_effects.py; GB0170 / GB0171 at torch 2.12). Shared by the
+// (src/runtime/deferred_effects.py; GB0170 at torch 2.12). Shared by the
 // predicated-validation rule (GM301) and by predicated-control-flow (GM201), which keeps a
 // check inside a branch it turns into a select, gated by the branch's test.
 #pragma once

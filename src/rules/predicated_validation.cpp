@@ -12,8 +12,12 @@
 // message (formatted from the values at the check), before the compiled call returns,
 // and an ordinary Python exception on every device (no device-side assert).
 //
-// Why: the test breaks the graph (GB0170 "Data-dependent branching"; an assert with a
-// message built at run time is GB0171; torch.equal is data-dependent too).
+// Why: the test breaks the graph (GB0170 "Data-dependent branching"; torch.equal is
+// data-dependent too). An assert whose message is built at run time breaks there too, as
+// GB0170: Dynamo (torch 2.12.1, symbolic_convert._detect_and_normalize_assert_statement)
+// takes an assert for one only when its message is absent or a constant, and jumps on the
+// tensor otherwise (GB0171, "assert with non-string message", is raised only for an
+// AssertionError built from a non-string constant, not for these).
 //
 // Fix safety: safe. `raise E(...) from None` keeps its suppressed context. Refused, with
 // the reason: `raise ... from CAUSE` other than None and a bare `raise` (the cause / the
@@ -145,7 +149,7 @@ private:
                          std::map<std::uint32_t, Node>& updates) {
         const bool is_assert = stmt.is("assert_statement");
         Site site = new_site(kInfo, stmt, one_line((is_assert ? "assert " : "if ") + std::string(test.text())),
-                             is_assert ? "GB0171" : "GB0170");
+                             "GB0170");
         // An assert without a message, or with a constant one, does not break (torch 2.12:
         // Dynamo puts it in the graph as _assert_async, which raises RuntimeError): the check
         // is still rewritten, to raise AssertionError, but it removes no break.

@@ -1,0 +1,41 @@
+"""The graph break a site reports is the one Dynamo makes there (torch 2.12.1): the same line,
+the same kind, and none where Dynamo makes none. Run through build/graphmend and
+torch._dynamo.explain on the original fixture."""
+import json
+import subprocess
+
+import torch
+
+from conftest import BINARY, REPO, load_module, require_graphmend
+
+# Dynamo's reason for a data-dependent jump (GB0170, "Data-dependent branching") as explain
+# words it for these sites.
+KINDS = {"GB0170": "generic_jump TensorVariable()"}
+
+
+def reported(fixture):
+    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
+                         check=True, capture_output=True, text=True).stdout
+    return {s["line"]: s["graph_break"] for f in json.loads(out)["files"] for s in f["sites"]}
+
+
+def dynamo_breaks(module, *args):
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(module.Model())(*args)
+    return {r.user_stack[-1].lineno: str(r.reason).splitlines()[0] for r in explained.break_reasons if r.user_stack}
+
+
+def test_asserts_name_the_break_dynamo_makes():
+    # asserts.py: an assert with no message or a constant one makes no break (Dynamo keeps it
+    # in the graph); one whose message is built at run time, or whose test takes a tensor's
+    # truth with Python's `not`/`and`, is a data-dependent jump: GB0170, not GB0171 ("assert
+    # with non-string message", which the c20 report used to claim).
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "predicated-validation" / "asserts.py"
+    sites = reported(fixture)
+    breaks = dynamo_breaks(load_module(fixture, "asserts_orig"), torch.rand(3) + 0.5)
+    assert sorted(breaks) == [14, 15, 16, 17]
+    assert sorted(line for line, gb in sites.items() if gb) == sorted(breaks)
+    assert sorted(line for line, gb in sites.items() if not gb) == [12, 13]
+    for line, reason in breaks.items():
+        assert KINDS[sites[line]] == reason, (line, sites[line], reason)
