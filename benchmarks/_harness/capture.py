@@ -24,7 +24,8 @@ What is recorded, in the order it happens (one list of events):
 
 Messages of the compiler itself describe compilation, not the model, and change
 with the number of graphs: log records of torch's own loggers ("torch", "torch.*",
-e.g. torch.__trace's timed events) and warnings whose file lies in torch's compiler
+e.g. torch.__trace's timed events), the text their handlers print (Dynamo's "Graph break
+from `Tensor.item()`" on stderr), and warnings whose file lies in torch's compiler
 packages (torch/_dynamo, _inductor, _functorch, fx, ..., e.g. Dynamo's "does not know
 how to trace the builtin time.time" at a logging break). They are kept apart under
 "framework" and left out of "events" and the per-stream views that arms compare.
@@ -109,7 +110,9 @@ class _CaptureStream(io.TextIOBase):
 
     def write(self, text):
         rec = self._recorder.active
-        if rec is not None:
+        if rec is not None and self._recorder.handling_framework:
+            rec.framework.append({"kind": self._kind, "text": str(text)})
+        elif rec is not None:
             rec.add_text(self._kind, str(text))
         else:
             self._real.write(text)
@@ -143,6 +146,7 @@ class MessageRecorder:
         self.real_stderr = sys.stderr
         self._installed = False
         self._in_session = False
+        self.handling_framework = False  # inside the handlers of a compiler log record
 
     def install(self):
         """Replace sys.stdout/sys.stderr and wrap logging.Logger.callHandlers."""
@@ -156,9 +160,17 @@ class MessageRecorder:
 
         def call_handlers(logger, record):
             rec = recorder.active
-            if rec is not None:
-                rec.add(recorder._log_event(record))
-            return original(logger, record)
+            if rec is None:
+                return original(logger, record)
+            event = recorder._log_event(record)
+            rec.add(event)
+            # What the compiler's own handlers print (Dynamo's "Graph break from
+            # `Tensor.item()`" warning on stderr) is theirs too: kept under "framework".
+            outer, recorder.handling_framework = recorder.handling_framework, is_framework(event)
+            try:
+                return original(logger, record)
+            finally:
+                recorder.handling_framework = outer
 
         call_handlers.__wrapped__ = original
         logging.Logger.callHandlers = call_handlers

@@ -4,13 +4,15 @@ The integration tests use stand-ins for the binary: the identity fixer (after ==
 before) and a fixer that changes a message and the arithmetic, to show that the
 checks see such changes. The unit tests cover the pure helpers.
 """
+import json
+import subprocess
 import sys
 import textwrap
 
 import pytest
 import torch
 
-from conftest import CASES, failed_checks, identity_fixer, run_harness
+from conftest import CASES, REPO, failed_checks, identity_fixer, run_harness
 
 from _harness import capture, expect, fixer, tensors
 from _harness.case_bench import check_refused, check_untouched, first_difference
@@ -74,6 +76,31 @@ def test_recording_merges_writes_and_sets_framework_apart():
     assert [e["kind"] for e in view["events"]] == ["stdout", "log", "stdout"]
     assert view["stdout"] == "a b\nc\n"
     assert len(view["framework"]) == 2
+
+
+def test_what_a_compiler_log_handler_prints_is_framework():
+    # Dynamo's handler prints "Graph break from `Tensor.item()`" to stderr when it breaks:
+    # a message of the compiler, not of the model, so no stream view may hold it.
+    code = """
+import json, logging, sys
+from _harness import capture
+recorder = capture.MessageRecorder()
+recorder.install()
+handler = logging.StreamHandler(sys.stderr)
+logging.getLogger("torch._dynamo.t").addHandler(handler)
+logging.getLogger("model").addHandler(logging.StreamHandler(sys.stderr))
+with recorder.session(), recorder.record() as rec:
+    logging.getLogger("torch._dynamo.t").warning("Graph break from `Tensor.item()`")
+    logging.getLogger("model").warning("kept")
+view = rec.to_json()
+print(json.dumps([view["stderr"], [e.get("text", e.get("message")) for e in view["framework"]]]),
+      file=recorder.real_stdout)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=REPO / "benchmarks").stdout
+    stderr, framework = json.loads(out)
+    assert stderr == "kept\n"
+    assert framework == ["Graph break from `Tensor.item()`", "Graph break from `Tensor.item()`\n"]
 
 
 def test_tensor_compare_is_bitwise():
