@@ -1,7 +1,8 @@
 """build/graphmend's output formats and exit codes, on small files written here.
 
 - exit codes: check exits 1 on a fixable site or a syntax error, 0 on refused sites alone, 2 on
-  usage, read and write errors; --exit-zero; fix --exit-non-zero-on-fix; -o misuse;
+  usage, read and write errors; --exit-zero; fix --exit-non-zero-on-fix; -o misuse; an unknown
+  command is named, with the closest command when it is close;
 - --output-format json validates against docs/report.schema.json, and its edits (with the file's
   runtime_edit) rebuild the fixed text; --report-json FILE and - keep working;
 - --output-format sarif validates against the official SARIF 2.1.0 schema (a pinned copy that
@@ -138,6 +139,19 @@ def test_output_misuse_is_a_usage_error(files):
         assert proc.returncode == 2 and proc.stderr.startswith("error: "), (args, proc.stderr)
         assert not out.exists()
     assert (folder / "one.py").read_text() == FIXABLE
+
+
+@pytest.mark.parametrize("word, suggestion", [("chekc", "check"), ("fxi", "fix"), ("rules", "rule"),
+                                              ("chk", "check"), ("lint", None), ("report", None)])
+def test_an_unknown_command_is_named_with_the_closest_one(files, word, suggestion):
+    proc = graphmend(word, files)
+    assert proc.returncode == 2
+    first = proc.stderr.splitlines()[0]
+    if suggestion:
+        assert first == f"error: unknown command `{word}` (did you mean `{suggestion}`?)"
+    else:
+        assert first == f"error: unknown command `{word}`; the commands are `fix`, `check`, `rule`"
+    assert proc.stdout == ""
 
 
 def test_machine_format_on_a_stdout_that_carries_code_needs_output_file(files):
