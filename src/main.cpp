@@ -425,7 +425,11 @@ void add_common(CLI::App* cmd, Options& opt) {
     cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
     cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
     cmd->add_flag("-q,--quiet", opt.quiet, "print only what fails the run: fixable sites (check, --diff) and errors");
-    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
+    // The last --runtime wins (ruff's options override themselves): a pre-commit hook's `args`
+    // come after its entry's `--runtime module` (.pre-commit-hooks.yaml).
+    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)
+        ->check(CLI::IsMember({"auto", "inline", "module"}))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 // The edit distance between two words, counting a swap of neighbours as one edit (the optimal
