@@ -73,7 +73,26 @@ def test_readme_ci_job_installs_and_checks():
     assert runs[-1] == "graphmend check --output-format github ."
 
 
-def local_hooks(tmp_path):
+# What scripts/setup.sh installs for the unit tests only: `pip install` builds no test
+# (GRAPHMEND_BUILD_TESTS is off under scikit-build-core).
+TEST_ONLY_PACKAGES = {"libgtest-dev", "libgmock-dev", "libbenchmark-dev"}
+
+
+def test_readme_apt_lines_install_what_the_pip_build_needs():
+    """The README's two apt-get lines (Install, and the CI job) name the packages of
+    scripts/setup.sh that CMake needs for `graphmend` (pkg-config and libgit2-dev were missing)."""
+    setup = (REPO / "scripts" / "setup.sh").read_text()
+    listed = re.search(r"APT_PACKAGES=\((.*?)\)", setup, re.S)[1].split()
+    needed = set(listed) - TEST_ONLY_PACKAGES
+    assert {"pkg-config", "libgit2-dev", "libdtl-dev"} <= needed
+    readme = (REPO / "README.md").read_text()
+    lines = re.findall(r"apt-get install (?:-y )?(?:--no-install-recommends )?([^\n`]+)", readme)
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert set(line.split()) == needed, line
+
+
+def local_hooks():
     """A .pre-commit-config.yaml text whose local hooks are the manifest's, each running its entry
     with build/graphmend for `graphmend` (`language: system`: pre-commit installs nothing)."""
     hooks = []
@@ -109,7 +128,7 @@ def test_hooks_give_the_staged_files_of_a_project_one_runtime_module(tmp_path):
     models = {"a.py": CASES / "c01_defer_print_fstring.py", "b.py": CASES / "c04_where_if_else.py"}
     for name, case in models.items():
         (pkg / name).write_text(case.read_text())
-    (repo / ".pre-commit-config.yaml").write_text(local_hooks(tmp_path))
+    (repo / ".pre-commit-config.yaml").write_text(local_hooks())
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
     git(repo, "init", "-q")
     git(repo, "add", ".")
