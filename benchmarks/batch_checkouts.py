@@ -1,7 +1,7 @@
 """Batch over Hub checkouts: one graphmend run over a folder of many checkouts against one run per checkout.
 
 Builds COUNT Hugging Face Hub-style checkouts from the modeling files of the installed
-transformers package (the layout of ../shared/checkouts: a folder per checkout with config.json,
+transformers package (the layout of tests/checkouts/: a folder per checkout with config.json,
 configuration_<m>.py and modeling_<m>.py joined by a relative import, no __init__.py, other
 transformers imports made absolute), cycling through the model folders until COUNT is reached,
 each copy under its own organisation name. With --cache-every K, every K-th checkout is laid out

@@ -13,7 +13,7 @@
         original and fixed, eager and compiled, and checks every expectation.
 
     graph_breaks.py --suite reference [--env pins|latest] [--rows NAME,...] --json OUT.json
-        Every row of ../shared/REFERENCE.md section 2 the harness can build (the
+        Every row of docs/reference.md section 2 the harness can build (the
         --model measurement per row; BART, Marian and Whisper also in float16),
         next to the reference's figures, with totals and the versions used.
         --env pins (default) runs the arms with .venv (torch 2.12.1,
@@ -52,7 +52,7 @@ def parse_args(argv):
     what.add_argument("--model", help=f"one of: {', '.join(sorted(MODELS))}; or sweep:ARCH, a row of --suite sweep")
     what.add_argument("--case", metavar="PATH", help="a single-file model following tests/cases")
     what.add_argument("--suite", choices=sorted(SUITES),
-                      help="every row of a suite (reference: ../shared/REFERENCE.md section 2; "
+                      help="every row of a suite (reference: docs/reference.md section 2; "
                            "sweep: many architectures from small configs)")
     p.add_argument("--env", choices=sorted(ENVS),
                    help="--suite only: the arms' environment: pins (.venv, default) or latest (.venv-latest)")

@@ -43,7 +43,7 @@ def reference_section(results: Path, plots: list) -> list[str]:
     out = ["## 1. Graph breaks on the reference rows", ""]
     out += [
         "Each row builds the transformers class of a row of the reference measurement",
-        "(`../shared/REFERENCE.md` §2) from a small config with random weights. The row runs",
+        "([reference.md](reference.md) §2) from a small config with random weights. The row runs",
         "twice in fresh processes: once on the installed package, and once on a copy that",
         "`graphmend fix` rewrote, loading the first arm's `state_dict` strictly. Breaks are",
         "FX graphs − 1 under a counting backend (`dynamic=False`, one forward under `no_grad`).",

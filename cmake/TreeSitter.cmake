@@ -1,5 +1,5 @@
 # tree-sitter core 0.24.7 (from the tree-sitter==0.24.0 sdist) + tree-sitter-python 0.23.6
-# grammar (ABI 14), from the pinned PyPI sdists. See REFERENCE.md §3.
+# grammar (ABI 14), from the pinned PyPI sdists. See docs/reference.md §3.
 #
 # Where the sources come from:
 #   - GRAPHMEND_DEPS_DIR (default .deps/, where scripts/setup.sh extracts them), when it holds them;

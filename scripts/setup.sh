@@ -22,7 +22,7 @@ else
   log "apt packages present"
 fi
 
-# 2. tree-sitter sources (pinned PyPI sdists, see /work/shared/REFERENCE.md §3) ---------------------------
+# 2. tree-sitter sources (pinned PyPI sdists, see docs/reference.md §3) ---------------------------------
 DEPS=.deps
 declare -A SHA256=(
   [tree-sitter-0.24.0.tar.gz]=abd95af65ca2f4f7eca356343391ed669e764f37748b5352946f00f7fc78e734

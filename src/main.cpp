@@ -25,10 +25,13 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "graphmend/config.hpp"
 #include "graphmend/config_cli.hpp"
@@ -422,7 +425,56 @@ void add_common(CLI::App* cmd, Options& opt) {
     cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
     cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
     cmd->add_flag("-q,--quiet", opt.quiet, "print only what fails the run: fixable sites (check, --diff) and errors");
-    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)->check(CLI::IsMember({"auto", "inline", "module"}));
+    // The last --runtime wins (ruff's options override themselves): a pre-commit hook's `args`
+    // come after its entry's `--runtime module` (.pre-commit-hooks.yaml).
+    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)
+        ->check(CLI::IsMember({"auto", "inline", "module"}))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// The edit distance between two words, counting a swap of neighbours as one edit (the optimal
+// string alignment distance): `chekc` is one edit from `check`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+// The error for a first argument that names no command (CLI11 says only "A subcommand is
+// required"), as clap's for ruff: the word, and the closest command when it is close (one edit
+// for a name of up to 4 letters, two for a longer one). Empty when the first argument that is
+// not an option is a command, or there is none.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+    const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word.starts_with('-')) continue;  // graphmend's own options (--help, --version) take no value
+        std::vector<std::string> names;
+        const CLI::App* closest = nullptr;
+        std::size_t best = 0;
+        for (const CLI::App* command : commands) {
+            if (command->check_name(std::string(word))) return {};
+            names.push_back("`" + command->get_name() + "`");
+            const std::size_t distance = edit_distance(word, command->get_name());
+            if (distance <= (command->get_name().size() <= 4 ? 1u : 2u) && (!closest || distance < best)) {
+                closest = command;
+                best = distance;
+            }
+        }
+        if (closest) return fmt::format("unknown command `{}` (did you mean `{}`?)", word, closest->get_name());
+        return fmt::format("unknown command `{}`; the commands are {}", word, fmt::join(names, ", "));
+    }
+    return {};
 }
 
 constexpr unsigned kMaxThreads = 1024;
@@ -471,6 +523,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        // A word where the command goes: named, with the closest command (CLI11 would say only
+        // that a subcommand is required).
+        if (const std::string error = app.get_subcommands().empty() ? unknown_command(app, argc, argv) : "";
+            !error.empty()) {
+            fmt::print(stderr, "error: {}\nRun with --help for more information.\n", error);
+            return 2;
+        }
         app.exit(e);
         return 2;
     }

@@ -5,7 +5,7 @@ model_bench.run_model (two fresh processes, the installed transformers against a
 copy fixed by graphmend, same weights). The package is copied and fixed once per
 suite run (and per --unsafe-fixes setting); every row's fixed arm runs on that copy.
 
-"reference": the rows of ../shared/REFERENCE.md §2, next to the reference's figures
+"reference": the rows of docs/reference.md §2, next to the reference's figures
 for the row each stands for. The reference ran one small config per transformers class
 family and reported it once per checkpoint it names (21 rows, 89 -> 19 breaks);
 `checkpoints` keeps that weight so the totals can be compared both ways.
@@ -80,7 +80,7 @@ ENVS = {
 
 @dataclasses.dataclass(frozen=True)
 class ReferenceRow:
-    """One row of REFERENCE.md §2: the checkpoints it covers and the breaks it reported."""
+    """One row of docs/reference.md §2: the checkpoints it covers and the breaks it reported."""
     label: str
     checkpoints: tuple
     before: int

@@ -189,7 +189,9 @@ private:
 // --- files ---------------------------------------------------------------------------------
 
 /// A unified diff (3 lines of context) from `before` to `after`, with `--- a/PATH` and
-/// `+++ b/PATH` headers; empty when the texts are equal.
+/// `+++ b/PATH` headers; empty when the texts are equal. PATH is the path as `git apply` and
+/// `patch -p1` take it from the working folder: relative to it and lexically normal, or, for a
+/// file outside it, absolute without the leading `/` (see header_path in diff.cpp).
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after);
 
 /// The unified diff that creates the file PATH with `text` (`--- /dev/null`, `+++ b/PATH`).

@@ -11,8 +11,24 @@ const CLI::Validator kSelector(
 
 const CLI::Validator kGlob([](std::string& s) { return glob_error(s).value_or(std::string()); }, "", "glob");
 
+// A list option, as ruff's: one value per occurrence, comma-separated (`--select GM1,GM2`), and
+// occurrences accumulate (`--select GM1 --select GM2`). CLI11's vector options otherwise take
+// every argument up to the next option, so `--ignore GM4 a.py b.py` read the paths as selectors
+// (and `--extend-exclude 'x*' a.py` a path as a glob): a pre-commit hook's `args: [--ignore=GM4]`
+// comes before the staged files.
+void add_list(CLI::App& command, const std::string& name, std::vector<std::string>& into, const std::string& help,
+              const CLI::Validator& each, const std::string& type_name) {
+    command.add_option(name, into, help)
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->delimiter(',')
+        ->check(each)
+        ->type_name(type_name);
+}
+
 void add_codes(CLI::App& command, const std::string& name, std::vector<std::string>& into, const std::string& help) {
-    command.add_option(name, into, help)->delimiter(',')->check(kSelector)->type_name("CODES");
+    add_list(command, name, into, help, kSelector, "CODES");
 }
 
 }  // namespace
@@ -27,11 +43,8 @@ void add_cli_flags(CLI::App& command, CliFlags& flags, CLI::Option* unsafe_fixes
               "rules to run, as codes or prefixes, comma-separated (replaces the configuration's select)");
     add_codes(command, "--extend-select", flags.extend_select, "rules to run besides the selected ones");
     add_codes(command, "--ignore", flags.ignore, "rules not to run");
-    command.add_option("--extend-exclude", flags.extend_exclude,
-                       "globs of more files and folders to leave out of folder walks, comma-separated")
-        ->delimiter(',')
-        ->check(kGlob)
-        ->type_name("GLOBS");
+    add_list(command, "--extend-exclude", flags.extend_exclude,
+             "globs of more files and folders to leave out of folder walks, comma-separated", kGlob, "GLOBS");
     command.add_flag("--no-respect-gitignore", flags.no_respect_gitignore,
                      "walk files and folders that .gitignore files exclude");
     command.add_flag("--no-unsafe-fixes", flags.no_unsafe_fixes,

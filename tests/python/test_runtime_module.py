@@ -97,10 +97,13 @@ def test_a_file_given_by_itself_keeps_the_inline_block_unless_asked(tmp_path):
     assert (folder / MODULE).exists()
 
 
-def test_runtime_inline_on_a_folder_writes_no_module(tmp_path):
+@pytest.mark.parametrize("args", [["--runtime", "inline"], ["--runtime", "module", "--runtime=inline"]],
+                         ids=["inline", "last-wins"])
+def test_runtime_inline_on_a_folder_writes_no_module(tmp_path, args):
+    """The last --runtime wins: a pre-commit hook's `args` override its entry's `--runtime module`."""
     require_graphmend()
     folder = folder_project(tmp_path)
-    assert graphmend("fix", "--runtime", "inline", folder).returncode == 0
+    assert graphmend("fix", *args, folder).returncode == 0
     assert not (folder / MODULE).exists()
     assert "--- graphmend runtime: predicated_control_flow" in (folder / "branch.py").read_text()
 
