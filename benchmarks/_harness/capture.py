@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import sys
 import warnings
 
@@ -47,6 +48,9 @@ from .paths import PathMapper
 
 
 FRAMEWORK_LOGGERS = ("torch",)
+# A log call Dynamo runs after a graph break, in the function it resumes, has the resume
+# function's name ("torch_dynamo_resume_in_ratio_at_27"): the function of the source is "ratio".
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 # Files (as mapped by PathMapper with torch's folder labelled "torch") of the compiler.
 FRAMEWORK_FILES = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/",
                    "torch/_subclasses/", "torch/_guards.py", "torch/_logging/", "torch/_export/",
@@ -187,7 +191,7 @@ class MessageRecorder:
             "message": message,
             "pathname": self.paths(record.pathname),
             "lineno": record.lineno,
-            "funcName": record.funcName,
+            "funcName": _RESUME.sub(r"\1", record.funcName or ""),
         }
 
     def _warning_event(self, message, category, filename, lineno):

@@ -270,9 +270,12 @@ def check_graphs_after(arms, value, expectation):
     calls = _calls(arms.get("fixed-compiled"))
     if not calls:
         c.fail("fixed compiled arm did not run")
+    # `want` is the count on an input whose path reaches every break that stays; an input
+    # whose path skips one (c23's first call, before anything is cached) may make fewer, never
+    # none (a frame Dynamo skips makes no graph at all).
     for fn, call in calls.items():
         reasons = _reasons(call["break_reasons"])
-        if call["graphs"] != want:
+        if not 1 <= call["graphs"] <= want:
             c.fail(f"{fn}: {_plural(call['graphs'], 'graph')}, want {want} (Dynamo break reasons: {reasons})")
         elif want == 1 and call["dynamo_breaks"]:
             # A break before the first tensor op leaves an empty prefix and no extra graph.

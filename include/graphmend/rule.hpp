@@ -29,6 +29,11 @@ struct Fix {
     /// src/runtime/*.py in the generated graphmend/runtime_sources.hpp); each is appended
     /// to the file once.
     std::vector<std::string> runtime;
+    /// The fix leaves an effect op where the break was and computes nothing else (a deferred
+    /// message). Between two graph breaks that stay, with no tensor op between them, that op
+    /// would be a graph of its own where the original had none: the driver then refuses the
+    /// fix (src/driver/lone_effects.cpp).
+    bool effect_only = false;
 };
 
 struct Site {

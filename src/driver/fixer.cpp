@@ -1,6 +1,8 @@
 // The pipeline driver: see include/graphmend/fixer.hpp.
 #include "graphmend/fixer.hpp"
 
+#include "lone_effects.hpp"
+
 #include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
@@ -250,6 +252,14 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     out.origin.assign(out.sites.size(), SiteOrigin::FirstPass);
 
     refuse_defaults_before_dynamic_shapes(out, unsafe_fixes);
+    {
+        std::vector<bool> stays(out.sites.size());
+        for (std::size_t s = 0; s < out.sites.size(); ++s) {
+            const auto& fix = out.sites[s].fix;
+            stays[s] = !fix || (fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
+        }
+        driver::refuse_lone_effects(ctx, out.sites, stays);
+    }
 
     std::vector<edits::Edit> accepted;
     std::vector<std::string> runtime;

@@ -60,6 +60,7 @@ private:
         if (!site.reason.empty()) return site;
 
         Fix fix;
+        fix.effect_only = true;
         fix.runtime.emplace_back(runtime::stem::deferred_effects);
         const Node open = call.field("arguments");
         if (d.kind == "print") {

@@ -15,7 +15,7 @@ import torch
 from conftest import CASES, REPO, failed_checks, identity_fixer, run_harness
 
 from _harness import capture, expect, fixer, tensors
-from _harness.case_bench import check_refused, check_untouched, first_difference
+from _harness.case_bench import check_graphs_after, check_refused, check_untouched, first_difference
 from _harness.paths import PathMapper
 
 # ------------------------------------------------------------------ unit tests
@@ -101,6 +101,20 @@ print(json.dumps([view["stderr"], [e.get("text", e.get("message")) for e in view
     stderr, framework = json.loads(out)
     assert stderr == "kept\n"
     assert framework == ["Graph break from `Tensor.item()`", "Graph break from `Tensor.item()`\n"]
+
+
+def test_graphs_after_is_a_bound_that_an_input_may_stay_under_but_never_at_zero():
+    # c23 expects 3 graphs where the cached decision runs; its first call skips that break and
+    # makes 1. No graph at all is a frame Dynamo skipped, and always fails.
+    def arms(*counts):
+        calls = [{"input": f"in{i}", "graphs": n, "dynamo_breaks": max(n - 1, 0), "break_reasons": {}}
+                 for i, n in enumerate(counts)]
+        return {"fixed-compiled": {"result": {"calls": calls}}}
+
+    assert check_graphs_after(arms(1, 3, 3), "3", "graphs-after: 3").ok
+    assert not check_graphs_after(arms(3, 4), "3", "graphs-after: 3").ok
+    assert not check_graphs_after(arms(0, 3), "3", "graphs-after: 3").ok
+    assert check_graphs_after(arms(1), "1", "graphs-after: 1").ok
 
 
 def test_tensor_compare_is_bitwise():
