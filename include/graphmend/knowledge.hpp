@@ -1,5 +1,5 @@
 // graphmend knowledge layer: facts about torch ops that the rules share, each with where it
-// comes from. A rule asks here instead of keeping its own list.
+// comes from. A rule asks here instead of keeping its own list (src/knowledge/).
 //
 // Value-raising ops (value_raising_ops). A select (GM201) evaluates every branch, also the one
 // the original `if` did not take. An op that raises for the *values* of an operand, not for
@@ -48,6 +48,13 @@ std::span<const ValueRaisingOp> value_raising_ops();
 
 /// The entry for a torch function, Tensor method or operator name, or nullptr.
 const ValueRaisingOp* value_raising_op(std::string_view name);
+
+/// True for a torch function or Tensor method whose output shape depends on the data
+/// (`nonzero`, `argwhere`, `unique`, `unique_consecutive`, `masked_select`): Dynamo breaks
+/// there (GB0036 "Dynamic shape operator", torch 2.12.1, unless
+/// capture_dynamic_output_shape_ops). `nonzero_static` takes its size as an argument and is
+/// not one.
+bool dynamic_shape_op(std::string_view name);
 
 /// torch.nn modules whose forward raises for the values of its input (nn.Embedding: an index
 /// out of range), by class name; nullptr for any other class.

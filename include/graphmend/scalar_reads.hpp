@@ -37,6 +37,12 @@ struct ScalarReads {
 /// in the function lies inside `tests`; otherwise `refused` names the read and its line.
 ScalarReads scalar_reads(const Context& ctx, const syntax::Node& def, const std::vector<syntax::Node>& tests);
 
+/// Why a test's rewrite would not remove its break, or "": the test calls an op whose output
+/// shape depends on the data (`len(torch.unique_consecutive(x)) > 1`, T5's eos check; the
+/// knowledge layer's dynamic_shape_op). Dynamo breaks at that op (GB0036, which GM401 reports),
+/// and the test after it reads a Python int: a select or a check there removes nothing.
+std::string dynamic_shape_in_test(const Context& ctx, const syntax::Node& test);
+
 /// Adds the reads to a site: refused with their reason (the break, GB0124, is at the
 /// read), or their edits joined to the site's fix.
 void with_scalar_reads(Site& site, const ScalarReads& reads);

@@ -33,6 +33,7 @@
 #include "graphmend/deferred_call.hpp"
 #include "graphmend/expert_dispatch.hpp"
 #include "graphmend/host_ints.hpp"
+#include "graphmend/knowledge.hpp"
 #include "graphmend/row_subset.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/scalar_reads.hpp"
@@ -60,8 +61,6 @@ const std::set<std::string_view> kShapeCalls{
 const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
                                                  "linspace", "eye", "randperm"};
 
-const std::set<std::string_view> kShapeOps{"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
-                                           "nonzero_static"};
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
@@ -566,8 +565,7 @@ private:
             }
         }
         // Data-dependent output shapes.
-        if (kShapeOps.contains(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
-            if (method == "nonzero_static") return;
+        if (knowledge::dynamic_shape_op(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
             out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
                                   fmt::format("`{}` returns a tensor whose shape depends on the data (a dynamic-shape "
                                               "op), which no select can express",

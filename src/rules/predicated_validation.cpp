@@ -175,6 +175,7 @@ private:
         if (constant_message && python_logic) site.graph_break = "GB0170";
         if (constant_message && !python_logic) site.graph_break.clear();
 
+        if (site.reason = dynamic_shape_in_test(ctx, test); !site.reason.empty()) return site;
         for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
             if (p.is("try_statement")) {
                 site.reason = "inside `try`: its handler would not see an exception raised when the graph runs";

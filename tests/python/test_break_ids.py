@@ -39,3 +39,22 @@ def test_asserts_name_the_break_dynamo_makes():
     assert sorted(line for line, gb in sites.items() if not gb) == [12, 13]
     for line, reason in breaks.items():
         assert KINDS[sites[line]] == reason, (line, sites[line], reason)
+
+
+def test_a_check_whose_test_holds_a_dynamic_shape_op_is_refused_and_the_op_reported():
+    # shape_tests.py: Dynamo breaks at `torch.unique_consecutive` (GB0036) inside the test of
+    # the check; GM301 used to report "removes GB0170" there (T5's eos check, modeling_t5.py).
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "predicated-validation" / "shape_tests.py"
+    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
+                         check=True, capture_output=True, text=True).stdout
+    sites = [(s["line"], s["code"], s["status"], s["graph_break"]) for f in json.loads(out)["files"] for s in f["sites"]]
+    assert ("GM301", "refused") in {(code, status) for _, code, status, _ in sites}
+    assert not [s for s in sites if s[2] != "refused"]
+    module = load_module(fixture, "shape_tests_orig")
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(module.Model())(torch.tensor([[1, 2, 0], [3, 1, 2]]), torch.randn(2, 3, 4))
+    breaks = {r.user_stack[-1].lineno: str(r.reason).splitlines()[0] for r in explained.break_reasons if r.user_stack}
+    assert breaks == {14: "Dynamic shape operator", 16: "Dynamic shape operator"}
+    # Each break is reported by GM401 with its kind; the check's site claims none of its own.
+    assert {(line, gb) for line, code, _, gb in sites if code == "GM401"} == {(14, "GB0036"), (16, "GB0036")}

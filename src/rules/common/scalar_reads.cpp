@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "graphmend/knowledge.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -153,6 +154,26 @@ void with_scalar_reads(Site& site, const ScalarReads& reads) {
     site.graph_break += "+GB0124";
     site.detail += fmt::format("; the read of tensor data at {} stays a tensor when traced",
                                fmt::join(reads.lines, ", "));
+}
+
+std::string dynamic_shape_in_test(const Context& ctx, const syntax::Node& test) {
+    std::string why;
+    syntax::walk(test, [&](const syntax::Node& n) {
+        if (!why.empty() || n.is("lambda")) return false;
+        if (!n.is("call") || !n.field("function").is("attribute")) return true;
+        const syntax::Node fn = n.field("function");
+        if (!knowledge::dynamic_shape_op(fn.field("attribute").text())) return true;
+        if (!ctx.project.external_name(ctx.file, fn).starts_with("torch.") &&
+            !ctx.values.eval(ctx.file, fn.field("object")).tensor()) {
+            return true;
+        }
+        why = fmt::format("the test calls `{}(...)`, whose output shape depends on the data: Dynamo breaks there "
+                          "(GB0036, a dynamic-shape op, reported as GM401), and the test after it reads a Python "
+                          "int, so rewriting the test removes no break",
+                          fn.text());
+        return false;
+    });
+    return why;
 }
 
 }  // namespace graphmend::rules

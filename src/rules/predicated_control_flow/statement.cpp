@@ -10,6 +10,8 @@
 #include "graphmend/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
 
+#include "graphmend/scalar_reads.hpp"
+
 namespace graphmend::rules::control_flow {
 
 using analysis::maybe_unbound;
@@ -775,6 +777,7 @@ std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b) {
 
 Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
     Site site = new_site(stmt, stmt.field("condition").text());
+    if (site.reason = dynamic_shape_in_test(ctx, stmt.field("condition")); !site.reason.empty()) return site;
     Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
     checker.site_def = def;
     checker.site_stmt = stmt;
