@@ -50,9 +50,10 @@ std::span<const ValueRaisingOp> value_raising_ops();
 const ValueRaisingOp* value_raising_op(std::string_view name);
 
 /// True for a torch function or Tensor method whose output shape depends on the data
-/// (`nonzero`, `argwhere`, `unique`, `unique_consecutive`, `masked_select`): Dynamo breaks
-/// there (GB0036 "Dynamic shape operator", torch 2.12.1, unless
-/// capture_dynamic_output_shape_ops). `nonzero_static` takes its size as an argument and is
+/// (`nonzero`, `argwhere`, `unique`, `unique_consecutive`, `masked_select`, and `bincount`,
+/// whose length is the largest value plus one): Dynamo breaks there (GB0036 "Dynamic shape
+/// operator", torch 2.12.1, unless capture_dynamic_output_shape_ops; bincount measured on
+/// torchvision's equalize, `torch.bincount(x, minlength=256)`). `nonzero_static` takes its size as an argument and is
 /// not one.
 bool dynamic_shape_op(std::string_view name);
 

@@ -27,6 +27,11 @@ enum class Blanks {
 /// and a text longer than `longest` characters is cut to its first 57 and "...".
 std::string one_line(std::string_view text, Blanks blanks = Blanks::Fold, std::size_t longest = 60);
 
+/// How a report names the construct `node` is, for people: "an `assert`", "a `continue`",
+/// "a `for` loop", "a `:=` expression", "a nested `def`"; for a construct without a name of
+/// its own, its first line of text in backquotes.
+std::string construct_name(const syntax::Node& node);
+
 /// The indentation of the line `node` starts on, up to the node.
 std::string indent_of(const syntax::Node& node);
 

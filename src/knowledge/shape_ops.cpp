@@ -5,7 +5,7 @@ namespace graphmend::knowledge {
 
 bool dynamic_shape_op(std::string_view name) {
     return name == "nonzero" || name == "argwhere" || name == "unique" || name == "unique_consecutive" ||
-           name == "masked_select";
+           name == "masked_select" || name == "bincount";
 }
 
 }  // namespace graphmend::knowledge

@@ -545,12 +545,23 @@ private:
                     }
                 }
             }
+            // `torch.full(size, fill_value)`: only the first argument is a size (a tensor fill
+            // value is traced); `torch.linspace(start, end, steps)`: only `steps` is (InternLM's
+            // remote code passes a tensor fill value, reported as a size before).
+            std::size_t position = 0;
             for (const Node& a : args) {
                 if (method == "one_hot") break;
-                if (a.is("tuple") || a.is("list")) {
-                    for (const Node& item : a.named_children()) sizes.push_back(item);
-                } else if (!a.is("keyword_argument")) {
-                    sizes.push_back(a);
+                const bool keyword = a.is("keyword_argument");
+                const std::string_view name = keyword ? a.field("name").text() : std::string_view();
+                const Node value = keyword ? a.field("value") : a;
+                const std::size_t at = keyword ? SIZE_MAX : position++;
+                if (method == "full" && !(at == 0 || name == "size")) continue;
+                if (method == "linspace" && !(at == 2 || name == "steps")) continue;
+                if (keyword && method != "full" && method != "linspace") continue;
+                if (value.is("tuple") || value.is("list")) {
+                    for (const Node& item : value.named_children()) sizes.push_back(item);
+                } else {
+                    sizes.push_back(value);
                 }
             }
             for (const Node& a : sizes) {

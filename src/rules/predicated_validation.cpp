@@ -104,6 +104,21 @@ Node first_state_update(const Context& ctx, const Node& function) {
     return found;
 }
 
+// What a statement first_state_update found does before the check, for the report: "stores
+// into `self.count` before the check", "calls sys.stdout.write() before the check, a call that
+// may have effects".
+std::string what_it_does(const Node& stmt) {
+    const Node e = stmt.is("expression_statement") && !stmt.named_children().empty() ? stmt.named_children()[0] : stmt;
+    if (e.is("assignment") || e.is("augmented_assignment")) {
+        return fmt::format("stores into `{}` before the check", one_line(e.field("left").text(), Blanks::Fold, 40));
+    }
+    if (e.is("call")) {
+        return fmt::format("calls {}() before the check, a call that may have effects",
+                           one_line(e.field("function").text(), Blanks::Fold, 40));
+    }
+    return "updates state before the check";
+}
+
 // A statement before `check` in its function that updates state Dynamo would replay after
 // the graph, or an invalid Node. `first`: first_state_update per function, filled as asked
 // (a function with many checks is walked once).
@@ -183,10 +198,9 @@ private:
             }
         }
         if (const Node update = state_update_before(ctx, def, stmt, updates)) {
-            site.reason = fmt::format(
-                "line {} updates state before the check; Dynamo replays it after the graph, so raising inside the "
-                "graph would skip it",
-                update.position().line);
+            site.reason = fmt::format("line {} {}: Dynamo runs it after the graph, so raising inside the graph "
+                                      "would skip it",
+                                      update.position().line, what_it_does(update));
             return site;
         }
         std::string call;

@@ -15,6 +15,7 @@
 #include "rowwise.hpp"
 
 #include "graphmend/analysis.hpp"
+#include "graphmend/site.hpp"
 
 #include <fmt/format.h>
 
@@ -989,7 +990,7 @@ std::optional<bool> RowFlow::block(const Node& body) {
             rows = after;
             continue;
         }
-        fail(s, fmt::format("a `{}` in the computation on the rows", s.type()));
+        fail(s, fmt::format("{} in the computation on the rows", construct_name(s)));
         return std::nullopt;
     }
     return returns_rows;

@@ -1,6 +1,10 @@
 // Building sites: see include/graphmend/site.hpp.
 #include "graphmend/site.hpp"
 
+#include <fmt/format.h>
+
+#include <map>
+
 namespace graphmend::rules {
 
 using syntax::Node;
@@ -25,6 +29,42 @@ std::string one_line(std::string_view text, Blanks blanks, std::size_t longest) 
     }
     if (out.size() > longest) out = out.substr(0, 57) + "...";
     return out;
+}
+
+std::string construct_name(const Node& node) {
+    static const std::map<std::string_view, std::string_view> kNames{
+        {"assert_statement", "an `assert`"},
+        {"await", "an `await`"},
+        {"break_statement", "a `break`"},
+        {"class_definition", "a nested `class`"},
+        {"continue_statement", "a `continue`"},
+        {"decorated_definition", "a nested decorated `def`"},
+        {"delete_statement", "a `del`"},
+        {"exec_statement", "an `exec`"},
+        {"for_statement", "a `for` loop"},
+        {"function_definition", "a nested `def`"},
+        {"future_import_statement", "a `from __future__ import`"},
+        {"global_statement", "a `global` declaration"},
+        {"if_statement", "an `if`"},
+        {"import_from_statement", "an import"},
+        {"import_statement", "an import"},
+        {"lambda", "a `lambda`"},
+        {"match_statement", "a `match`"},
+        {"named_expression", "a `:=` expression"},
+        {"nonlocal_statement", "a `nonlocal` declaration"},
+        {"pass_statement", "a `pass`"},
+        {"print_statement", "a Python 2 `print` statement"},
+        {"raise_statement", "a `raise`"},
+        {"return_statement", "a `return`"},
+        {"try_statement", "a `try`"},
+        {"type_alias_statement", "a `type` alias"},
+        {"while_statement", "a `while` loop"},
+        {"with_statement", "a `with` block"},
+        {"yield", "a `yield`"},
+    };
+    const auto it = kNames.find(node.type());
+    if (it != kNames.end()) return std::string(it->second);
+    return fmt::format("`{}`", one_line(node.text().substr(0, node.text().find('\n')), Blanks::Fold, 40));
 }
 
 std::string indent_of(const Node& node) {

@@ -4,6 +4,7 @@
 
 #include "graphmend/check_call.hpp"
 #include "graphmend/deferred_call.hpp"
+#include "graphmend/site.hpp"
 #include "graphmend/tensor_test.hpp"
 
 namespace graphmend::rules::control_flow {
@@ -129,7 +130,7 @@ std::optional<Statement> Checker::cache_statement(const Node& stmt, std::string&
             return why.empty();
         }
         if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
-            why = fmt::format("`{}` in a branch", n.type());
+            why = fmt::format("{} in a branch", construct_name(n));
             return false;
         }
         return true;
@@ -167,7 +168,7 @@ std::string Checker::convert_statement(const Node& stmt, Branch& out) {
         return "a data-dependent `if` inside a branch (the inner one is rewritten first)";
     }
     if (!stmt.is("expression_statement") || stmt.named_children().size() != 1) {
-        return fmt::format("a `{}` in a branch", stmt.type());
+        return fmt::format("{} in a branch", construct_name(stmt));
     }
     const Node e = stmt.named_children()[0];
     for (auto form : {&Checker::rebind, &Checker::set_attr, &Checker::update, &Checker::copy, &Checker::effect}) {
@@ -304,7 +305,7 @@ std::optional<std::string> Checker::effect(const Node& e, Branch& out) {
 // `NAME = VALUE`, or `a, b = VALUE` -> `_graphmend_unpackN := VALUE`, then a = ...[0],
 // b = ...[1]; stores into attributes or items are refused.
 std::string Checker::assignment(const Node& e, Branch& out) {
-    if (!e.is("assignment") || !e.field("right")) return fmt::format("a `{}` in a branch", e.type());
+    if (!e.is("assignment") || !e.field("right")) return fmt::format("{} in a branch", construct_name(e));
     const Node left = e.field("left");
     const Node right = e.field("right");
     if (left.is("attribute") || left.is("subscript")) {

@@ -34,8 +34,9 @@ const std::set<std::string_view> kImpureTorch{
     "feature_alpha_dropout", "rrelu", "manual_seed", "seed", "save", "load", "empty", "empty_like"};
 
 // Python builtins that are pure on the values a model passes them.
-const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool",
-                                               "tuple", "round", "isinstance", "getattr", "any", "all", "sum"};
+const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool", "tuple",
+                                               "round", "isinstance", "getattr", "hasattr", "any", "all", "sum",
+                                               "range", "enumerate", "zip", "reversed", "list", "str"};
 
 // torch.nn modules whose forward keeps no state and draws no random numbers.
 const std::set<std::string_view> kStatelessModules{
@@ -197,7 +198,7 @@ std::string Checker::impurity(const Node& expr, bool always_run) {
             return false;
         }
         if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
-            why = fmt::format("`{}` in a branch", n.type());
+            why = fmt::format("{} in a branch", construct_name(n));
             return false;
         }
         if (n.is("binary_operator")) {
@@ -223,7 +224,7 @@ std::string Checker::function_impurity(const analysis::FunctionRef& ref, int dep
         if (n.is("function_definition") || n.is("class_definition") || n.is("global_statement") ||
             n.is("nonlocal_statement") || n.is("delete_statement") || n.is("yield") || n.is("await") ||
             n.is("raise_statement") || n.is("try_statement") || n.is("with_statement")) {
-            why = fmt::format("a `{}`", n.type());
+            why = construct_name(n);
             return false;
         }
         if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier") &&

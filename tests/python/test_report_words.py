@@ -1,0 +1,51 @@
+"""Reasons are written for people and name the cause: no grammar node names, the op Dynamo
+breaks on, and only what is a size called a size. Through build/graphmend; the GM401 lines are
+checked against Dynamo (torch 2.12.1)."""
+import json
+import re
+import subprocess
+
+import torch
+
+from conftest import BINARY, REPO, load_module, require_graphmend
+
+GRAMMAR = re.compile(r"`?\b[a-z]+_(statement|expression|definition|clause|operator|pattern|list)\b`?")
+
+
+def check(*paths):
+    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", *map(str, paths)],
+                         check=True, capture_output=True, text=True).stdout
+    return [(f["path"], s) for f in json.loads(out)["files"] for s in f["sites"]]
+
+
+def test_no_reason_names_a_grammar_node():
+    require_graphmend()
+    sites = check(REPO / "tests" / "fixtures", REPO / "tests" / "cases")
+    assert len(sites) > 300
+    named = [f"{path}:{s['line']}: {s['reason']}" for path, s in sites if GRAMMAR.search(s.get("reason") or "")]
+    assert not named, "\n".join(named)
+
+
+def test_a_state_update_before_a_check_says_what_it_does(tmp_path):
+    require_graphmend()
+    model = tmp_path / "m.py"
+    model.write_text("import sys\nimport torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n"
+                     "    def forward(self, x):\n        sys.stdout.write('hi\\n')\n"
+                     "        if torch.isnan(x).any():\n            raise ValueError('nan')\n        return x\n")
+    (site,) = [s for _, s in check(model)]
+    assert site["status"] == "refused"
+    assert site["reason"].startswith("line 8 calls sys.stdout.write() before the check, a call that may have effects")
+
+
+def test_sizes_are_sizes_and_bincount_is_named():
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "fill_values.py"
+    sites = {s["line"]: s for _, s in check(fixture)}
+    assert sorted(sites) == [15, 16]
+    assert sites[15]["graph_break"] == "GB0036" and "`bincount`" in sites[15]["reason"]
+    assert sites[16]["graph_break"] == "GB0124" and sites[16]["reason"].startswith("`n` is a tensor used as a size")
+    module = load_module(fixture, "fill_values_orig")
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(module.Model())(torch.tensor([[1, 2], [3, 3]]), torch.tensor(2))
+    breaks = sorted({r.user_stack[-1].lineno for r in explained.break_reasons if r.user_stack})
+    assert breaks[0] == 15  # nothing breaks on lines 12-14: the fill values and linspace's ends are traced
