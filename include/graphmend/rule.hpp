@@ -29,6 +29,12 @@ struct Fix {
     /// src/runtime/*.py in the generated graphmend/runtime_sources.hpp); each is appended
     /// to the file once.
     std::vector<std::string> runtime;
+    /// Where the emitted code removes the break only when a condition holds at run time (a
+    /// size limit, autograd not recording, tensors of one layout), and otherwise runs as
+    /// written, break and all: that condition, short and in the user's terms ("no autograd,
+    /// experts x rows per expert <= 64"). The reports call such a site fixed-when / fixable-when.
+    /// Empty: the break is gone for every input.
+    std::string condition;
 };
 
 struct Site {
