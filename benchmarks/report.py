@@ -405,7 +405,8 @@ def corpus_section(results: Path) -> list[str]:
             f"{', '.join(f'`{v}`' for v in d['roots'].values())}), fixed in one batch by `{d['graphmend']['binary']}`.", "",
             "| check | result |", "| --- | --- |",
             f"| crashes (batch or file) | {len(d['crashes']) if d['crashed'] else 0} |",
-            f"| sites found / fixed | {d['sites']} / {d['sites_fixed']} |",
+            f"| sites found / fixed | {d['sites']} / {d['sites_fixed']}"
+            + (f" ({d['sites_fixed_when']} of them fixed-when) |" if d.get("sites_fixed_when") else " |"),
             f"| files rewritten | {d['rewritten']} |",
             f"| rewritten files CPython does not compile | {len(d['rewritten_not_compiling'])} |",
             f"| files not rewritten that changed | {len(d['untouched_changed'])} |",

@@ -22,12 +22,14 @@ import pytest
 
 from conftest import BINARY, REPO, require_graphmend
 
+# print(1), not print(x): a message tensor makes the fix conditional (fixable-when: a tensor that
+# requires grad keeps the break); this file's site is plainly fixable.
 FIXABLE = """import torch
 
 
 class M(torch.nn.Module):
     def forward(self, x):
-        print(x)
+        print(1)
         return x + 1
 """
 REFUSED = """import torch
@@ -165,7 +167,7 @@ def test_json_report_validates_and_says_what_happened(files):
     # check writes nothing: the site is fixable, and its fix not applied.
     assert [(s["code"], s["status"], s["line"], s["col"]) for s in fixable] == [("GM101", "fixable", 6, 9)]
     assert fixable[0]["fix"]["applied"] is False and fixable[0]["condition"] is None
-    assert fixable[0]["range"]["start"] == {"line": 6, "column": 9, "offset": FIXABLE.index("print(x)")}
+    assert fixable[0]["range"]["start"] == {"line": 6, "column": 9, "offset": FIXABLE.index("print(1)")}
     assert fixable[0]["applicability"] == "safe" and fixable[0]["graph_break"] == "GB0059"
     refused = by_name["refused.py"]["sites"]
     assert [(s["code"], s["status"], s["applicability"], s["fix"]) for s in refused] == [
@@ -219,10 +221,69 @@ def test_check_and_diff_write_nothing_and_never_say_fixed(files, args):
     assert site["status"] == "fixed" and site["fix"]["applied"] is True and fixed["totals"]["fixed"] == 1
 
 
+DISPATCH = REPO / "tests" / "fixtures" / "static-expert-dispatch" / "dispatch.py"
+GM501_CONDITION = "no autograd, experts x rows per expert <= 64, experts <= 4 x rows per expert"
+
+
+def test_a_conditional_fix_is_reported_fixed_when_with_its_condition(tmp_path):
+    """GM501's static form removes the break only without autograd and within its cost rule
+    (Mixtral at batch 2 x 16 tokens, 8 experts x 64 rows per expert, keeps every break): its sites
+    are fixed-when (fix) / fixable-when (check), with the condition in the text, the JSON (valid
+    against the schema), SARIF and github, and the counts say how many. They said "fixed"."""
+    import shutil
+    shutil.copy(DISPATCH, tmp_path / "dispatch.py")
+    check = graphmend("check", "--isolated", "dispatch.py", cwd=tmp_path)
+    assert check.returncode == 1, check.stderr  # fixable-when fails `check` as fixable does
+    lines = [line for line in check.stderr.splitlines() if " GM501 " in line]
+    assert len(lines) == 3 and all(" GM501 [fixable-when] expert dispatch over " in line for line in lines), lines
+    assert all(f": removes graph break GB0036 only when: {GM501_CONDITION}" in line for line in lines), lines
+    assert "dispatch.py: 3 sites found, 0 fixable, 3 fixable-when, 0 refused" in check.stderr
+    assert not FIXED.search(check.stderr), check.stderr
+
+    report = json.loads(graphmend("check", "--isolated", "--output-format", "json", "dispatch.py", cwd=tmp_path).stdout)
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    sites = report["files"][0]["sites"]
+    assert [(s["status"], s["fix"]["applied"]) for s in sites] == [("fixable-when", False)] * 3
+    assert all(s["condition"].startswith(GM501_CONDITION) and f"only when: {s['condition']} (" in s["message"]
+               for s in sites), sites
+    assert report["totals"]["fixable-when"] == 3 and report["totals"]["fixed"] == 0
+    assert report["totals"]["codes"]["GM501"]["fixable-when"] == 3
+    # A -when status without its condition, or a plain one with one, fails the schema.
+    for status, condition in (("fixable-when", None), ("fixable", GM501_CONDITION)):
+        wrong = json.loads(json.dumps(report))
+        wrong["files"][0]["sites"][0].update(status=status, condition=condition)
+        with pytest.raises(AssertionError):
+            validate(wrong, report_schema(), jsonschema.Draft202012Validator)
+
+    sarif = json.loads(graphmend("check", "--isolated", "--output-format", "sarif", "dispatch.py", cwd=tmp_path).stdout)
+    validate(sarif, sarif_schema(), jsonschema.Draft4Validator)
+    assert {(r["level"], r["properties"]["status"], r["properties"]["condition"][:len(GM501_CONDITION)])
+            for r in sarif["runs"][0]["results"]} == {("error", "fixable-when", GM501_CONDITION)}
+    github = graphmend("check", "--isolated", "--output-format", "github", "dispatch.py", cwd=tmp_path).stdout
+    assert github.count("::error title=graphmend (GM501)") == github.count("GM501 [fixable-when] ") == 3, github
+    assert github.count(f"only when: {GM501_CONDITION}") == 3, github
+    diff = graphmend("fix", "--isolated", "--diff", "dispatch.py", cwd=tmp_path)
+    assert diff.returncode == 1 and diff.stderr.count("[fixable-when]") == 3 and not FIXED.search(diff.stderr)
+
+    fix = graphmend("fix", "--isolated", "--output-format", "json", "--output-file", tmp_path / "fix.json",
+                    "--show-fixes", "dispatch.py", cwd=tmp_path)
+    assert fix.returncode == 0, fix.stderr
+    fixed = json.loads((tmp_path / "fix.json").read_text())
+    validate(fixed, report_schema(), jsonschema.Draft202012Validator)
+    assert [(s["status"], s["fix"]["applied"]) for s in fixed["files"][0]["sites"]] == [("fixed-when", True)] * 3
+    assert fixed["totals"]["fixed-when"] == 3 and fixed["totals"]["fixed"] == 0
+    assert "Fixed 3 sites (3 fixed-when):" in fix.stderr, fix.stderr
+    shutil.copy(DISPATCH, tmp_path / "again.py")
+    text = graphmend("fix", "--isolated", "again.py", cwd=tmp_path).stderr
+    assert text.count("GM501 [fixed-when] expert dispatch over ") == 3, text
+    assert text.count(f"only when: {GM501_CONDITION}") == 3, text
+    assert "again.py: 3 sites found, 0 fixed, 3 fixed-when, 0 refused" in text, text
+
+
 def rebuild(entry, original):
     edits = []
     for site in entry["sites"]:
-        if site["status"] == "fixed":
+        if site["status"] in ("fixed", "fixed-when"):
             if site["fix"]["edits"] is None:
                 return None  # its change is in another site's edit or a later pass
             edits += [(e["start"]["offset"], e["end"]["offset"], e["content"]) for e in site["fix"]["edits"]]
