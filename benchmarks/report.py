@@ -329,10 +329,12 @@ def tool_speed_section(results: Path, plots: list) -> list[str]:
     gm = data.get("graphmend", {})
     machine = data.get("machine", {})
     totals = gm.get("check_totals") or {}
+    # A check's report: `fixable` and `fixable-when` since schema 2; schema 1 said `fixed` there.
+    fixable = (totals["fixable"] + totals.get("fixable-when", 0) if "fixable" in totals else totals.get("fixed"))
     out += [f"Corpus: every .py file of the installed {pkg.get('name')} {pkg.get('version')} package: "
             f"{pkg.get('files')} files, {fmt(pkg.get('mb'), 1)} MB. {gm.get('version') or 'graphmend'} "
             f"({gm.get('build_type')} build) reported {totals.get('sites')} sites there "
-            f"({totals.get('fixed')} fixable, {totals.get('refused')} refused). LibCST {data.get('libcst_version')}. "
+            f"({fixable} fixable, {totals.get('refused')} refused). LibCST {data.get('libcst_version')}. "
             f"{data.get('reps')} interleaved repetitions on {machine.get('cpus')} CPUs, "
             f"Python {machine.get('python')}; load average {_load(machine.get('loadavg_start'))} at the start, "
             f"{_load(machine.get('loadavg_end'))} at the end.", ""]
@@ -403,7 +405,8 @@ def corpus_section(results: Path) -> list[str]:
             f"{', '.join(f'`{v}`' for v in d['roots'].values())}), fixed in one batch by `{d['graphmend']['binary']}`.", "",
             "| check | result |", "| --- | --- |",
             f"| crashes (batch or file) | {len(d['crashes']) if d['crashed'] else 0} |",
-            f"| sites found / fixed | {d['sites']} / {d['sites_fixed']} |",
+            f"| sites found / fixed | {d['sites']} / {d['sites_fixed']}"
+            + (f" ({d['sites_fixed_when']} of them fixed-when) |" if d.get("sites_fixed_when") else " |"),
             f"| files rewritten | {d['rewritten']} |",
             f"| rewritten files CPython does not compile | {len(d['rewritten_not_compiling'])} |",
             f"| files not rewritten that changed | {len(d['untouched_changed'])} |",

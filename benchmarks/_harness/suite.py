@@ -289,8 +289,10 @@ def _kinds(sites):
     return counts
 
 
+# `fix`'s per-file line; `N fixed-when` (fixes that remove the break only under a condition) is
+# there when there is one.
 _FILE_SUMMARY = re.compile(r"^(?P<path>.+?\.py): (?P<found>\d+) sites? found, (?P<fixed>\d+) fixed, "
-                           r"(?P<refused>\d+) refused")
+                           r"(?:(?P<fixed_when>\d+) fixed-when, )?(?P<refused>\d+) refused")
 
 
 def graphmend_digest(result, site_root):
@@ -311,12 +313,12 @@ def graphmend_digest(result, site_root):
     if len(parts) >= 3 and parts[1] == "models":
         folder = "/".join(parts[:3])  # transformers/models/<family>
         mine = [line.replace(prefix, "") for line in lines if f"{folder}/" in line]
-        totals = {"found": 0, "fixed": 0, "refused": 0}
+        totals = {"found": 0, "fixed": 0, "fixed_when": 0, "refused": 0}
         for line in mine:
             m = _FILE_SUMMARY.match(line)
             if m:
                 for key in totals:
-                    totals[key] += int(m[key])
+                    totals[key] += int(m[key] or 0)
         digest.update({"model_folder": folder, "model_folder_sites": totals,
                        "model_folder_report": [line for line in mine if not _FILE_SUMMARY.match(line)][:200]})
     return digest

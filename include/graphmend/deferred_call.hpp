@@ -19,7 +19,20 @@ struct DeferredCall {
     std::string arguments;  // the call's argument list without its parentheses, message arguments deferred
     std::string refused;    // why the call cannot be deferred ("" when it can)
     std::vector<syntax::Node> positional;  // the call's positional arguments (its messages among them)
+    /// message_condition of the call's arguments: "" or the condition under which the runtime
+    /// defers the call (and its break is gone).
+    std::string condition;
 };
+
+/// The condition (rules::Fix::condition) under which the runtime defers a message whose
+/// arguments (positional ones and keyword values) are `arguments`: traced, a tensor it hands
+/// the op that requires grad makes it make the original call instead (the text would lose
+/// `grad_fn=`), which breaks as before (src/runtime/deferred_effects.py, describe()). "" when
+/// no argument carries a tensor, as far as the value analysis sees.
+std::string message_condition(const Context& ctx, const std::vector<syntax::Node>& arguments);
+
+/// The arguments of `call` a deferred message carries: positional ones and keyword values.
+std::vector<syntax::Node> message_arguments(const syntax::Node& call);
 
 /// The deferred form of `call` when it is a print / logging / warnings.warn site in the
 /// compiled scope (src/rules/common/deferred_call.cpp; the user doc of GM101 lists what

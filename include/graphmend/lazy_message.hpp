@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graphmend/syntax.hpp"
 
@@ -21,5 +22,11 @@ namespace graphmend::rules {
 /// The rewritten text of a message expression, or nullopt when nothing in it needs
 /// deferring. The result spans exactly as many '\n' as the original node's text.
 std::optional<std::string> defer_message_expression(const syntax::Node& expr);
+
+/// The expressions of a message argument whose values the runtime is handed when Dynamo
+/// traces it: the argument itself, or, through the forms defer_message_expression rewrites
+/// (and tuples and lists), the operands it defers (`x` of `f"{x}"` and `x.item()`), appended
+/// to `out`. A tensor among them that requires grad makes the runtime make the original call.
+void message_values(const syntax::Node& expr, std::vector<syntax::Node>& out);
 
 }  // namespace graphmend::rules

@@ -28,11 +28,24 @@ inline constexpr std::string_view kHomepage = "https://graphmend.invalid";
 
 // --- sites ---------------------------------------------------------------------------------
 
-/// A site's status: fixed (its fix is applied; for `check`, would be), refused (no fix, or
-/// its fix could not be applied), unsafe (an unsafe fix not applied: --unsafe-fixes).
-enum class SiteStatus { Fixed, Refused, Unsafe };
-SiteStatus site_status(const FileOutcome& o, std::size_t i);
-std::string_view status_name(SiteStatus status);  // "fixed", "refused", "unsafe"
+/// What a run does with the fixed text: check writes nothing; fix writes it (in place, -o,
+/// or stdout for `fix -`); diff (`fix --diff`) prints a diff and writes nothing.
+enum class Mode { Check, Fix, Diff };
+
+/// A site's status. Fixed: its fix is in the text `fix` wrote (or printed); fixable: its fix
+/// would be (check, --diff: nothing is written, as ruff's `--diff` says "Would fix"). The
+/// `-when` forms: the fix removes the break only where its condition holds at run time
+/// (rules::Fix::condition; elsewhere the code runs as written and keeps its break). Refused:
+/// no fix, or its fix could not be applied; unsafe: an unsafe fix not applied (--unsafe-fixes).
+enum class SiteStatus { Fixed, FixedWhen, Fixable, FixableWhen, Refused, Unsafe };
+SiteStatus site_status(const FileOutcome& o, std::size_t i, Mode mode);
+/// "fixed", "fixed-when", "fixable", "fixable-when", "refused", "unsafe".
+std::string_view status_name(SiteStatus status);
+/// Fixed, FixedWhen, Fixable, FixableWhen: the fix is in the output (fix) or would be.
+bool has_fix_applied(SiteStatus status);
+/// The condition of the site's fix ("" when it has no fix or removes the break for every
+/// input); a fix that removes no break (graph_break empty) has none.
+std::string_view site_condition(const FileOutcome& o, std::size_t i);
 
 struct Position {
     std::uint32_t line = 1;
@@ -69,14 +82,13 @@ SiteOrigin site_origin(const FileOutcome& o, std::size_t i);
 /// fixed in the first pass, and it is not inside another applied site's edit.
 bool own_edits(const FileOutcome& o, std::size_t i);
 
-/// The site's message after `CODE [status] `: `what: removes graph break ...` or the reason.
+/// The site's message after `CODE [status] `: `what: removes graph break ...` (`... when
+/// CONDITION` for a conditional fix) or the reason.
 std::string site_message(const FileOutcome& o, std::size_t i);
 /// The text of the file's error after its `path:line:col: ` (or `path: `) prefix.
 std::string error_message(const FileOutcome& o);
 
 // --- a run's results -----------------------------------------------------------------------
-
-enum class Mode { Check, Fix, Diff };
 
 /// What a run did to its files, for every report.
 struct Results {
@@ -100,8 +112,8 @@ struct ExitPolicy {
 };
 
 /// 2: a read, write or internal error; else 0 with --exit-zero; else 1 for a finding: a
-/// syntax error, a fixable site (check), a file that would change (--diff), a rewritten
-/// file (fix --exit-non-zero-on-fix); else 0. Refused and unsafe sites alone give 0.
+/// syntax error, a fixable site (check; fixable-when too), a file that would change (--diff),
+/// a rewritten file (fix --exit-non-zero-on-fix); else 0. Refused and unsafe sites alone give 0.
 int exit_code(const Results& results, const ExitPolicy& policy);
 
 // --- formats -------------------------------------------------------------------------------
@@ -119,32 +131,37 @@ struct Style {
 };
 bool colour_wanted(std::FILE* stream);
 
-/// One line per site, `path:line:col: CODE [fixed|refused|not applied] what: detail`,
-/// then a summary line per file: sites found, fixed, refused, and suppressed when any
+/// One line per site, `path:line:col: CODE [LABEL] what: detail`, LABEL the status (fixed,
+/// fixed-when, fixable, fixable-when, refused) or `not applied` / `unsafe fix not applied
+/// (--unsafe-fixes)`; then a summary line per file: sites found, fixed (fixable for check and
+/// --diff), fixed-when (fixable-when) when any, refused, and suppressed when any
 /// (ruff/clang-tidy style).
-std::string text_report(const FileOutcome& outcome, const Style& style = {});
-/// The lines of the sites that fail `check` (status fixed: a fix would apply) and the file's
-/// error: what `-q` prints (ruff's -q prints the diagnostics only).
-std::string findings_report(const FileOutcome& outcome, const Style& style = {});
+std::string text_report(const FileOutcome& outcome, Mode mode, const Style& style = {});
+/// The lines of the sites that fail `check` (fixable or fixable-when: a fix would apply) and
+/// the file's error: what `-q` prints (ruff's -q prints the diagnostics only).
+std::string findings_report(const FileOutcome& outcome, Mode mode, const Style& style = {});
 /// text_report's site and error lines, without the per-file summary.
-std::string concise_report(const FileOutcome& outcome, const Style& style = {});
+std::string concise_report(const FileOutcome& outcome, Mode mode, const Style& style = {});
 /// ruff's grouped: `path:` then `  line:col CODE [status] message` lines, then a blank line.
-std::string grouped_report(const FileOutcome& outcome, const Style& style = {});
+std::string grouped_report(const FileOutcome& outcome, Mode mode, const Style& style = {});
 
-/// One line per project (sorted), `project PATH: N files, S sites found, F fixed, R refused`,
-/// when the outcomes span more than one project; empty otherwise.
-std::string project_report(const std::vector<FileOutcome>& outcomes);
+/// One line per project (sorted), `project PATH: N files, S sites found, F fixed, R refused`
+/// (`fixable` for check and --diff; `W fixed-when` when any), when the outcomes span more than
+/// one project; empty otherwise.
+std::string project_report(const Results& results);
 /// The end of a human report: project_report, a `total:` line (more than one project),
 /// and `N files checked, M rewritten` (more than one file).
 std::string batch_summary(const Results& results);
-/// --statistics: `count\tCODE\t[*] name (F fixed, R refused, U unsafe)` per code, ruff's table.
+/// --statistics: `count\tCODE\t[*] name (F fixed, R refused, U unsafe)` per code, ruff's table
+/// (`fixable` for check and --diff; `W fixed-when` when any).
 std::string statistics_report(const Results& results, const Style& style = {});
-/// --show-fixes: `Fixed N sites:` then `- path:` and `    n × CODE (name)` per file (ruff).
+/// --show-fixes: `Fixed N sites:` (`Would fix` for check and --diff; `Fixed N sites (W
+/// fixed-when):` when any is conditional) then `- path:` and `    n × CODE (name)` per file (ruff).
 std::string fixes_report(const Results& results, const Style& style = {});
 
-/// The JSON report (schema docs/report.schema.json, "schema_version": 1).
+/// The JSON report (schema docs/report.schema.json, "schema_version": 2).
 nlohmann::json json_report(const Results& results);
-nlohmann::json json_report(const std::vector<FileOutcome>& outcomes);
+nlohmann::json json_report(const std::vector<FileOutcome>& outcomes, Mode mode);
 /// SARIF 2.1.0: one run, the rules of the registry, a result per site and syntax error.
 nlohmann::json sarif_report(const Results& results);
 /// GitHub Actions workflow commands, `::LEVEL title=graphmend (CODE),file=...::message`.

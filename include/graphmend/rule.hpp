@@ -34,6 +34,12 @@ struct Fix {
     /// would be a graph of its own where the original had none: the driver then refuses the
     /// fix (src/driver/lone_effects.cpp).
     bool effect_only = false;
+    /// Where the emitted code removes the break only when a condition holds at run time (a
+    /// size limit, autograd not recording, tensors of one layout), and otherwise runs as
+    /// written, break and all: that condition, short and in the user's terms ("no autograd,
+    /// experts x rows per expert <= 64"). The reports call such a site fixed-when / fixable-when.
+    /// Empty: the break is gone for every input.
+    std::string condition;
 };
 
 struct Site {

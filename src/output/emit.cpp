@@ -28,11 +28,11 @@ std::string error_lines(const Results& r) {
     return out;
 }
 
-std::string file_report(const FileOutcome& o, Format format, const Style& style) {
+std::string file_report(const FileOutcome& o, Mode mode, Format format, const Style& style) {
     switch (format) {
-    case Format::Concise: return concise_report(o, style);
-    case Format::Grouped: return grouped_report(o, style);
-    default: return text_report(o, style);
+    case Format::Concise: return concise_report(o, mode, style);
+    case Format::Grouped: return grouped_report(o, mode, style);
+    default: return text_report(o, mode, style);
     }
 }
 
@@ -44,9 +44,9 @@ std::string human_report(const Results& r, const Emit& e, const Style& style) {
         if (e.statistics) {
             if (o.error) out += *o.error + "\n";  // the table replaces the site lines
         } else if (!e.quiet) {
-            out += file_report(o, e.format, style);
+            out += file_report(o, r.mode, e.format, style);
         } else if (r.mode != Mode::Fix || o.error) {
-            out += findings_report(o, style);  // -q: what fails the run, no summaries
+            out += findings_report(o, r.mode, style);  // -q: what fails the run, no summaries
         }
         if (!r.write_error(i).empty()) out += error_line(r.write_error(i));
     }

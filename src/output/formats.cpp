@@ -26,9 +26,10 @@ std::string escape(std::string_view text, bool property) {
     return out;
 }
 
-std::string_view github_level(Mode mode, SiteStatus status) {
-    if (status != SiteStatus::Fixed) return "warning";  // cannot be fixed here: does not fail the run
-    return mode == Mode::Fix ? "notice" : "error";      // fixed already, or fixable: fails `check`
+std::string_view github_level(SiteStatus status) {
+    if (!has_fix_applied(status)) return "warning";  // cannot be fixed here: does not fail the run
+    // fixed already, or fixable: fails `check`
+    return status == SiteStatus::Fixed || status == SiteStatus::FixedWhen ? "notice" : "error";
 }
 
 std::string github_command(std::string_view level, std::string_view title, std::string_view properties,
@@ -48,9 +49,9 @@ std::string github_report(const Results& results) {
         for (std::size_t i = 0; i < o.sites.size(); ++i) {
             const Range r = site_range(o, i, placer);
             const auto& s = o.sites[i];
-            const SiteStatus status = site_status(o, i);
+            const SiteStatus status = site_status(o, i, results.mode);
             out += github_command(
-                github_level(results.mode, status), fmt::format("graphmend ({})", s.code),
+                github_level(status), fmt::format("graphmend ({})", s.code),
                 fmt::format(",file={},line={},col={},endLine={},endColumn={}", file, r.start.line, r.start.column,
                             r.end.line, r.end.column),
                 fmt::format("{}:{}:{}: {} [{}] {}", o.path, r.start.line, r.start.column, s.code, status_name(status),
@@ -83,7 +84,8 @@ std::string statistics_report(const Results& results, const Style& style) {
     std::vector<Row> rows;
     for (const auto& [code, c] : t.codes) {
         rows.push_back({c.sites, code, t.rules.at(code),
-                        fmt::format("{} fixed, {} refused, {} unsafe", c.fixed, c.refused, c.unsafe), c.fixed > 0});
+                        fmt::format("{}, {} refused, {} unsafe", applied_text(c, results.mode), c.refused, c.unsafe),
+                        c.applied() > 0});
     }
     std::size_t syntax = 0;
     for (const auto& o : results.outcomes) syntax += o.error && o.error_kind == FileError::Syntax ? 1 : 0;
@@ -113,6 +115,7 @@ std::string statistics_report(const Results& results, const Style& style) {
 
 std::string fixes_report(const Results& results, const Style& style) {
     std::size_t fixed = 0;
+    std::size_t conditional = 0;
     std::string files;
     for (std::size_t f = 0; f < results.outcomes.size(); ++f) {
         const FileOutcome& o = results.outcomes[f];
@@ -124,6 +127,7 @@ std::string fixes_report(const Results& results, const Style& style) {
             ++entry.first;
             entry.second = o.sites[i].rule;
             ++fixed;
+            conditional += site_condition(o, i).empty() ? 0 : 1;
         }
         if (per_code.empty()) continue;
         std::size_t width = 1;
@@ -134,8 +138,10 @@ std::string fixes_report(const Results& results, const Style& style) {
         }
     }
     if (fixed == 0) return {};
+    const bool fix = results.mode == Mode::Fix;
     const std::string label =
-        fmt::format("{} {}:", results.mode == Mode::Fix ? "Fixed" : "Would fix", plural(fixed, "site"));
+        fmt::format("{} {}{}:", fix ? "Fixed" : "Would fix", plural(fixed, "site"),
+                    conditional ? fmt::format(" ({} {}-when)", conditional, fix ? "fixed" : "fixable") : "");
     return style.paint(label, "1;32") + "\n" + files;
 }
 

@@ -12,8 +12,15 @@ json position(const Position& p) {
     return {{"line", p.line}, {"column", p.column}, {"offset", p.offset ? json(*p.offset) : json(nullptr)}};
 }
 
+// One count per status value (each site under exactly one), keyed by the status's name.
 json counts(const Counts& c) {
-    return {{"sites", c.sites}, {"fixed", c.fixed}, {"refused", c.refused}, {"unsafe", c.unsafe}};
+    return {{"sites", c.sites},
+            {status_name(SiteStatus::Fixed), c.fixed},
+            {status_name(SiteStatus::FixedWhen), c.fixed_when},
+            {status_name(SiteStatus::Fixable), c.fixable},
+            {status_name(SiteStatus::FixableWhen), c.fixable_when},
+            {status_name(SiteStatus::Refused), c.refused},
+            {status_name(SiteStatus::Unsafe), c.unsafe}};
 }
 
 json tally(const Tally& t) {
@@ -42,7 +49,9 @@ json edit_json(const edits::Edit& e, const Placer& placer) {
     return {{"start", position(placer.at(e.begin))}, {"end", position(placer.at(e.end))}, {"content", e.text}};
 }
 
-json fix_of(const FileOutcome& o, std::size_t i, const Placer& placer) {
+// `applied`: the fix is in the text `fix` wrote or printed (never for check and --diff,
+// which write nothing).
+json fix_of(const FileOutcome& o, std::size_t i, Mode mode, const Placer& placer) {
     const auto& fix = o.sites[i].fix;
     if (!fix) return nullptr;
     json edits = nullptr;
@@ -50,17 +59,21 @@ json fix_of(const FileOutcome& o, std::size_t i, const Placer& placer) {
         edits = json::array();
         for (const auto& e : fix->edits) edits.push_back(edit_json(e, placer));
     }
-    return {{"applied", static_cast<bool>(o.applied[i])}, {"edits", edits}, {"runtime", fix->runtime}};
+    const SiteStatus status = site_status(o, i, mode);
+    const bool applied = status == SiteStatus::Fixed || status == SiteStatus::FixedWhen;
+    return {{"applied", applied}, {"edits", edits}, {"runtime", fix->runtime}};
 }
 
-json site_json(const FileOutcome& o, std::size_t i, const Placer& placer) {
+json site_json(const FileOutcome& o, std::size_t i, Mode mode, const Placer& placer) {
     const auto& s = o.sites[i];
     const Range r = site_range(o, i, placer);
     json applicability = nullptr;
     if (s.fix) applicability = s.fix->applicability == rules::Applicability::Safe ? "safe" : "unsafe";
+    const std::string_view condition = site_condition(o, i);
     return {{"code", s.code},
             {"rule", s.rule},
-            {"status", status_name(site_status(o, i))},
+            {"status", status_name(site_status(o, i, mode))},
+            {"condition", condition.empty() ? json(nullptr) : json(condition)},
             {"line", r.start.line},
             {"col", r.start.column},
             {"range", {{"start", position(r.start)}, {"end", position(r.end)}}},
@@ -70,7 +83,7 @@ json site_json(const FileOutcome& o, std::size_t i, const Placer& placer) {
             {"message", site_message(o, i)},
             {"detail", s.detail},
             {"reason", s.reason},
-            {"fix", fix_of(o, i, placer)}};
+            {"fix", fix_of(o, i, mode, placer)}};
 }
 
 // `error_kind` in the JSON report (README "Reports").
@@ -89,7 +102,7 @@ json file_json(const Results& results, std::size_t f) {
     const FileOutcome& o = results.outcomes[f];
     const Placer placer(o);
     json sites = json::array();
-    for (std::size_t i = 0; i < o.sites.size(); ++i) sites.push_back(site_json(o, i, placer));
+    for (std::size_t i = 0; i < o.sites.size(); ++i) sites.push_back(site_json(o, i, results.mode, placer));
     json error_kind = nullptr;
     json error_location = nullptr;
     if (o.error) {
@@ -126,7 +139,7 @@ json json_report(const Results& results) {
     }
     json totals = tally(total(results));
     totals["projects"] = per_project.size();
-    return {{"schema_version", 1},
+    return {{"schema_version", 2},
             {"tool", {{"name", "graphmend"}, {"version", kVersion}}},
             {"mode", mode_name(results.mode)},
             {"files", files},
@@ -135,6 +148,8 @@ json json_report(const Results& results) {
             {"totals", totals}};
 }
 
-json json_report(const std::vector<FileOutcome>& outcomes) { return json_report(Results{outcomes, Mode::Check, {}, {}, {}}); }
+json json_report(const std::vector<FileOutcome>& outcomes, Mode mode) {
+    return json_report(Results{outcomes, mode, {}, {}, {}});
+}
 
 }  // namespace graphmend::output

@@ -28,9 +28,10 @@ std::string uri_of(std::string_view path) {
     return out;
 }
 
-std::string_view level_of(Mode mode, SiteStatus status) {
-    if (status != SiteStatus::Fixed) return "warning";
-    return mode == Mode::Fix ? "note" : "error";
+// error: a fixable site, what fails `check` (and --diff); note: fixed by `fix`; warning: the rest.
+std::string_view level_of(SiteStatus status) {
+    if (!has_fix_applied(status)) return "warning";
+    return status == SiteStatus::Fixed || status == SiteStatus::FixedWhen ? "note" : "error";
 }
 
 json text(std::string_view t) { return {{"text", t}}; }
@@ -79,15 +80,16 @@ json fixes(const FileOutcome& o, std::size_t i, const Placer& placer) {
 json site_result(const Results& results, const FileOutcome& o, std::size_t i, const Placer& placer, Rules& rules) {
     const auto& s = o.sites[i];
     const Range r = site_range(o, i, placer);
-    const SiteStatus status = site_status(o, i);
+    const SiteStatus status = site_status(o, i, results.mode);
     json result = {{"ruleId", s.code},
                    {"ruleIndex", rules.index.at(s.code)},
-                   {"level", level_of(results.mode, status)},
+                   {"level", level_of(status)},
                    {"message", text(fmt::format("{} [{}] {}", s.code, status_name(status), site_message(o, i)))},
                    {"locations", json::array({location(o.path, region(r.start, r.start.offset
                                                                                     ? std::optional<Position>(r.end)
                                                                                     : std::nullopt))})},
                    {"properties", {{"status", status_name(status)}, {"graphBreak", s.graph_break}}}};
+    if (const auto condition = site_condition(o, i); !condition.empty()) result["properties"]["condition"] = condition;
     if (json f = fixes(o, i, placer); !f.is_null()) result["fixes"] = f;
     return result;
 }

@@ -8,9 +8,20 @@
 
 namespace graphmend::output {
 
-SiteStatus site_status(const FileOutcome& o, std::size_t i) {
+std::string_view site_condition(const FileOutcome& o, std::size_t i) {
     const auto& site = o.sites[i];
-    if (o.applied[i]) return SiteStatus::Fixed;
+    if (!site.fix || site.graph_break.empty()) return {};
+    return site.fix->condition;
+}
+
+SiteStatus site_status(const FileOutcome& o, std::size_t i, Mode mode) {
+    const auto& site = o.sites[i];
+    if (o.applied[i]) {
+        // Only `fix` writes (or prints) the fixed text; check and --diff would.
+        const bool when = !site_condition(o, i).empty();
+        if (mode == Mode::Fix) return when ? SiteStatus::FixedWhen : SiteStatus::Fixed;
+        return when ? SiteStatus::FixableWhen : SiteStatus::Fixable;
+    }
     if (site.fix && site.fix->applicability == rules::Applicability::Unsafe) return SiteStatus::Unsafe;
     return SiteStatus::Refused;  // no fix, or a safe fix left out because the rewrite did not parse
 }
@@ -18,10 +29,18 @@ SiteStatus site_status(const FileOutcome& o, std::size_t i) {
 std::string_view status_name(SiteStatus status) {
     switch (status) {
     case SiteStatus::Fixed: return "fixed";
+    case SiteStatus::FixedWhen: return "fixed-when";
+    case SiteStatus::Fixable: return "fixable";
+    case SiteStatus::FixableWhen: return "fixable-when";
     case SiteStatus::Unsafe: return "unsafe";
     case SiteStatus::Refused: break;
     }
     return "refused";
+}
+
+bool has_fix_applied(SiteStatus status) {
+    return status == SiteStatus::Fixed || status == SiteStatus::FixedWhen || status == SiteStatus::Fixable ||
+           status == SiteStatus::FixableWhen;
 }
 
 Placer::Placer(const std::string& text) : own_(TextLines::of(text)), lines_(&*own_) {}
@@ -81,6 +100,11 @@ std::string site_message(const FileOutcome& o, std::size_t i) {
         // _assert_async raises RuntimeError): no break to remove.
         return fmt::format("{}: no graph break to remove; keeps the original exception ({})", s.what, rule_detail);
     }
+    if (o.applied[i] && !site_condition(o, i).empty()) {
+        // Elsewhere the code runs as written, and breaks as before.
+        return fmt::format("{}: removes graph break {} only when: {} ({})", s.what, s.graph_break,
+                           site_condition(o, i), rule_detail);
+    }
     if (o.applied[i]) return fmt::format("{}: removes graph break {} ({})", s.what, s.graph_break, rule_detail);
     // An unsafe fix left out says what applying it would do (its detail).
     const std::string why = !s.reason.empty() ? s.reason
@@ -116,7 +140,7 @@ int exit_code(const Results& results, const ExitPolicy& policy) {
         if (o.error && (o.error_kind == FileError::Internal || o.error_kind == FileError::Write)) return 2;
         if (o.error) finding = true;  // a syntax error, as ruff's syntax-error diagnostic
         for (std::size_t s = 0; s < o.sites.size() && results.mode == Mode::Check; ++s) {
-            if (site_status(o, s) == SiteStatus::Fixed) finding = true;
+            if (has_fix_applied(site_status(o, s, results.mode))) finding = true;
         }
     }
     if (policy.exit_zero) return 0;

@@ -9,10 +9,19 @@
 
 namespace graphmend::output {
 
+/// Sites per status (each site counts under exactly one).
 struct Counts {
-    std::size_t sites = 0, fixed = 0, refused = 0, unsafe = 0;
+    std::size_t sites = 0, fixed = 0, fixed_when = 0, fixable = 0, fixable_when = 0, refused = 0, unsafe = 0;
     void add(SiteStatus status);
+    /// Sites whose fix is in the output (fix) or would be (check, --diff), conditional or not.
+    [[nodiscard]] std::size_t applied() const { return fixed + fixed_when + fixable + fixable_when; }
+    /// Of those, the ones whose fix removes the break only under a condition.
+    [[nodiscard]] std::size_t conditional() const { return fixed_when + fixable_when; }
 };
+
+/// "3 fixed" (fix) or "3 fixable" (check, --diff), then ", 1 fixed-when" when any is
+/// conditional: the applied sites of `c`, as the human reports count them.
+std::string applied_text(const Counts& c, Mode mode);
 
 struct Tally {
     std::size_t files = 0;

@@ -80,6 +80,7 @@ private:
         for (const Node& a : d.positional) {
             if (auto deferred = defer_message_expression(a)) fix.edits.push_back({a.begin(), a.end(), *deferred});
         }
+        fix.condition = d.condition;
         site.fix = std::move(fix);
         return site;
     }

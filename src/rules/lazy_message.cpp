@@ -241,7 +241,59 @@ std::optional<std::string> rewrite(const Node& expr) {
     return std::nullopt;
 }
 
+// The expressions of the interpolations of an f-string part (nested format fields too).
+void interpolated(const Node& n, std::vector<Node>& out) {
+    for (const Node& c : n.named_children()) {
+        if (c.is("interpolation") || c.is("format_expression")) {
+            message_values(c.field("expression"), out);
+            for (const Node& spec : c.named_children()) {
+                if (spec.is("format_specifier")) interpolated(spec, out);
+            }
+        }
+    }
+}
+
 }  // namespace
+
+void message_values(const Node& expr, std::vector<Node>& out) {
+    // As rewrite() takes the forms it defers; what it leaves is evaluated where the call is.
+    if (expr.is("parenthesized_expression") || expr.is("tuple") || expr.is("list")) {
+        for (const Node& c : expr.named_children()) {
+            if (!c.is("comment")) message_values(c, out);
+        }
+        return;
+    }
+    if (holds_fstring(expr)) {
+        if (expr.is("string")) {
+            interpolated(expr, out);
+        } else {
+            for (const Node& part : expr.named_children()) interpolated(part, out);
+        }
+        return;
+    }
+    if (expr.is("binary_operator") && (expr.field("operator").text() == "+" || expr.field("operator").text() == "%") &&
+        rewrite(expr)) {
+        if (expr.field("operator").text() == "+") message_values(expr.field("left"), out);
+        message_values(expr.field("right"), out);
+        return;
+    }
+    if (expr.is("call") && rewrite(expr)) {
+        const Node fn = expr.field("function");
+        std::vector<Node> args;
+        for (const Node& a : expr.field("arguments").named_children()) {
+            if (!a.is("comment")) args.push_back(a);
+        }
+        if (fn.is("attribute") && (fn.field("attribute").text() == "item" || fn.field("attribute").text() == "tolist")) {
+            out.push_back(fn.field("object"));
+        } else if (fn.is("identifier") && fn.text() == "format") {
+            message_values(args[0], out);
+        } else {
+            for (const Node& a : args) message_values(a, out);  // str(x), "...".format(a, b)
+        }
+        return;
+    }
+    out.push_back(expr);
+}
 
 std::optional<std::string> defer_message_expression(const Node& expr) {
     auto out = rewrite(expr);

@@ -225,6 +225,12 @@ private:
         }
         site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(call))}}, Applicability::Safe,
                        {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
+        // The runtime's check() defers the message as print's is (otherwise it tests as written).
+        if (raise) {
+            site.fix->condition = message_condition(ctx, message_arguments(raise.named_children()[0]));
+        } else if (stmt.named_children().size() > 1) {
+            site.fix->condition = message_condition(ctx, {stmt.named_children()[1]});
+        }
         site.detail = "the check raises from inside the graph";
         return site;
     }

@@ -50,6 +50,10 @@ const RuleInfo kInfo{"GM501", "static-expert-dispatch",
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
+// When the split-size and sorted-slices forms remove their break (the runtime's cost rule:
+// rows are the rows every expert runs on in the static form).
+constexpr std::string_view kRowsCondition = "no autograd, experts x rows <= 64, experts <= rows";
+
 // The local holding the tensor a hit list is taken from (`C` of `C.nonzero(...)...tolist()`).
 constexpr std::string_view kHits = "_graphmend_hits";
 
@@ -137,6 +141,13 @@ private:
         // (benchmarks/moe_gaps.py; the forms above: 0.95 to 1.013 times).
         const Applicability applicability = d.hit_rows ? Applicability::Unsafe : Applicability::Safe;
         site.fix = Fix{std::move(edits), applicability, {runtime::stem::static_dispatch}};
+        // What the runtime's static() and dispatch_all() ask (src/runtime/static_dispatch.py): the
+        // loop runs as written, and breaks, otherwise. Rows per expert: the mask's elements of one
+        // expert (top-k x tokens for a torch.where mask).
+        site.fix->condition = fmt::format(
+            "no autograd, experts x rows per expert <= 64, experts <= 4 x rows per expert{}{}",
+            d.needs_eval ? ", the module in eval mode" : "",
+            d.picks.empty() ? "" : ", every expert of the mask found in what the loop indexes by it");
         site.detail = fmt::format(
             "under torch.compile, without autograd recording{} and within the measured size limit{}, every "
             "candidate row is taken and the ones the mask does not pick are masked out; otherwise the loop runs as "
@@ -172,6 +183,7 @@ private:
             edits.push_back({c.cat.begin(), c.cat.end(), fmt::format("_graphmend_join({}, {})", c.outputs, c.sizes)});
         }
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
+        site.fix->condition = kRowsCondition;  // sizes_static() and choose()
         site.detail =
             "under torch.compile, without autograd recording, the sizes stay a tensor and every expert runs on every "
             "row, each row keeping its own expert's result; otherwise the sizes are read out and split as written";
@@ -205,6 +217,9 @@ private:
         edits.push_back({d.cat.begin(), d.cat.end(), fmt::format("_graphmend_join({}, {})", d.outputs, d.sizes)});
         std::sort(edits.begin(), edits.end(), [](const edits::Edit& a, const edits::Edit& b) { return a.begin < b.begin; });
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
+        // counts(): also every expert there, where the container may hold None (expert parallelism).
+        site.fix->condition = d.container.empty() ? std::string(kRowsCondition)
+                                                  : fmt::format("{}, no expert None", kRowsCondition);
         site.detail =
             "under torch.compile, without autograd recording, the counts stay a tensor and every expert runs on every "
             "row, each row keeping its own expert's result; otherwise the counts are read out and sliced as written";

@@ -128,6 +128,12 @@ private:
             where.push_back(fmt::format("line {}", g.guard.position().line));
         }
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::row_subset}};
+        // What the runtime's index() and enter() ask (src/runtime/row_subset.py); otherwise the
+        // index is torch.where's, and breaks as before.
+        const bool eval = std::any_of(s.guards.begin(), s.guards.end(), [](const auto& g) { return g.needs_eval; });
+        site.fix->condition = fmt::format(
+            "no autograd, a mask of one element per row of the tensors the `if` reads and writes{}",
+            eval ? ", the module in eval mode (batch norms with running statistics)" : "");
         site.detail = fmt::format(
             "under torch.compile, without autograd recording, every row goes through the `if` at {} and only the "
             "picked rows are written back; otherwise the index is taken as written",

@@ -60,6 +60,10 @@ private:
         std::vector<std::string> runtime{runtime::stem::span_loop};
         if (d.raises) runtime.emplace_back(runtime::stem::deferred_effects);
         site.fix = Fix{std::move(edits), Applicability::Safe, std::move(runtime)};
+        // What the runtime's index() and static_writes() ask (src/runtime/span_loop.py); otherwise
+        // the index is made and the loop runs as written, breaking as before.
+        site.fix->condition = fmt::format("a 2-D mask{}, targets of the written shapes on its device not requiring grad",
+                                          d.prev.empty() ? "" : fmt::format(", `{}` starting at -1 or above", d.prev));
         site.detail = fmt::format(
             "under torch.compile, the loop at line {} writes every separator's points and spans at once and runs no "
             "iteration (with a 2-D mask, and targets of the shapes written on its device, not requiring grad); "

@@ -46,8 +46,8 @@ def test_alpha_four_sites_all_fixed(tmp_path):
     sites = in_checkout(check([CHECKOUTS / "alpha"], tmp_path), "alpha")
     assert sites == {
         "configuration_alpha.py": [],
-        "modeling_alpha.py": [(19, "GM101", "fixed"), (20, "GM101", "fixed"),  # MyAttention.forward
-                              (41, "GM201", "fixed"), (43, "GM101", "fixed")],  # AlphaModel.forward
+        "modeling_alpha.py": [(19, "GM101", "fixable-when"), (20, "GM101", "fixable"),  # MyAttention.forward
+                              (41, "GM201", "fixable-when"), (43, "GM101", "fixable-when")],  # AlphaModel.forward
     }
 
 
@@ -56,8 +56,8 @@ def test_phi_a_two_sites_fixed(tmp_path):
     sites = in_checkout(check([CHECKOUTS / "phi-a"], tmp_path), "phi-a")
     assert sites == {
         "configuration_phi.py": [],
-        "modeling_phi.py": [(13, "GM101", "fixed")],  # MyAttention.forward, base BaseAttention(nn.Module)
-        "utils_phi.py": [(9, "GM101", "fixed")],  # debug_stats, called by PhiModel.forward
+        "modeling_phi.py": [(13, "GM101", "fixable-when")],  # MyAttention.forward, base BaseAttention(nn.Module)
+        "utils_phi.py": [(9, "GM101", "fixable-when")],  # debug_stats, called by PhiModel.forward
     }
 
 

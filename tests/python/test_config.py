@@ -278,7 +278,7 @@ def test_stdin_filename_places_stdin_for_configuration_and_reports(tmp_path):
 
     ignored, checked = run("tests/m.py"), run("src/m.py")
     assert ignored.returncode == 1, ignored.stderr  # GM201 still fixable
-    assert "tests/m.py: 1 site found, 1 fixed, 0 refused, 1 suppressed" in ignored.stderr
+    assert "tests/m.py: 1 site found, 1 fixable, 0 refused, 1 suppressed" in ignored.stderr
     assert "src/m.py:" in checked.stderr and "GM101" in checked.stderr and "GM101" not in ignored.stderr
     misuse = subprocess.run([str(BINARY), "check", "--stdin-filename", "a.py", "m.py"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60)

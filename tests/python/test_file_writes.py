@@ -129,11 +129,12 @@ def test_check_and_diff_count_a_snapshot_of_links_as_fix_leaves_it(tmp_path, mod
     proc = subprocess.run([str(BINARY), *args, str(snap)], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == (0 if mode == "check" else 2), proc.stderr
     assert "is a symbolic link" in proc.stderr and "--write-through-links" in proc.stderr
-    assert "1 site found, 0 fixed, 1 refused" in proc.stderr and proc.stdout == "", proc.stderr
+    assert "1 site found, 0 fixable, 1 refused" in proc.stderr and proc.stdout == "", proc.stderr
     proc = subprocess.run([str(BINARY), *args, "--write-through-links", str(snap)], cwd=tmp_path,
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
-    assert "1 site found, 1 fixed, 0 refused" in proc.stderr, proc.stderr
+    # print(x): deferred only while x does not require grad (fixable-when).
+    assert "1 site found, 0 fixable, 1 fixable-when, 0 refused" in proc.stderr, proc.stderr
     assert (proc.stdout != "") == (mode == "diff")
     assert (snap / "modeling_a.py").is_symlink() and "_graphmend_" not in (repo / "blobs" / "h1").read_text()
 
@@ -337,15 +338,15 @@ def test_a_folder_that_cannot_be_written_is_counted_as_not_rewritten(tmp_path, r
     assert proc.returncode == 2, proc.stderr
     assert "2 files checked, 0 rewritten" in proc.stderr, proc.stderr
     assert proc.stderr.count("Permission denied") >= 2, proc.stderr
-    assert " 0 fixed" in proc.stderr and "[fixed]" not in proc.stderr, proc.stderr
+    assert " 0 fixed" in proc.stderr and "[fixed" not in proc.stderr, proc.stderr
     # The report is on stdout: a --report-json file is written through mkstemp too.
     report = json.loads(subprocess.run([str(BINARY), "fix", "--runtime", runtime, "--output-format", "json", "."],
                                        cwd=folder, env=env, capture_output=True, text=True).stdout)
     for entry in report["files"]:
         assert entry["written"] is False and entry["sites"]
-        assert all(s["status"] != "fixed" for s in entry["sites"]), entry
+        assert all(not s["status"].startswith("fixed") for s in entry["sites"]), entry
         assert (entry["error_kind"] == "write") == (runtime == "auto"), entry  # the module's failure
-    assert report["totals"]["fixed"] == 0
+    assert report["totals"]["fixed"] == report["totals"]["fixed-when"] == 0
     for name in ("a.py", "b.py"):
         assert (folder / name).read_text() == MODEL
 
@@ -387,7 +388,8 @@ def test_a_runtime_module_that_is_a_link_is_left_as_fix_leaves_it(tmp_path):
         proc = subprocess.run([str(BINARY), *args, "proj"], cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 2, (args, proc.stderr)
         assert "is a symbolic link" in proc.stderr and "would be written" not in proc.stderr, proc.stderr
-        assert "0 fixed, 1 refused" in proc.stderr and proc.stdout == "", proc.stderr
+        word = "fixed" if args == ["fix"] else "fixable"  # check and --diff write nothing
+        assert f"0 {word}, 1 refused" in proc.stderr and proc.stdout == "", proc.stderr
     assert (tmp_path / "proj" / "a.py").read_text() == MODEL
     proc = subprocess.run([str(BINARY), "fix", "--write-through-links", "proj"], cwd=tmp_path, capture_output=True,
                           text=True)
@@ -408,7 +410,7 @@ def test_fix_stdin_to_a_full_stdout_is_a_write_error_with_its_report(tmp_path):
     assert proc.returncode == 2, proc.stderr
     [entry] = json.loads((tmp_path / "r.json").read_text())["files"]
     assert entry["written"] is False and "stdout" in entry["write_error"]
-    assert all(s["status"] != "fixed" for s in entry["sites"])
+    assert all(not s["status"].startswith("fixed") for s in entry["sites"])
 
 
 def test_a_foreign_runtime_module_is_a_finding_not_a_syntax_error(tmp_path):

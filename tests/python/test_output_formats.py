@@ -25,12 +25,14 @@ import pytest
 
 from conftest import BINARY, REPO, require_graphmend
 
+# print(1), not print(x): a message tensor makes the fix conditional (fixable-when: a tensor that
+# requires grad keeps the break); this file's site is plainly fixable.
 FIXABLE = """import torch
 
 
 class M(torch.nn.Module):
     def forward(self, x):
-        print(x)
+        print(1)
         return x + 1
 """
 REFUSED = """import torch
@@ -258,16 +260,20 @@ def test_json_report_validates_and_says_what_happened(files):
     validate(report, report_schema(), jsonschema.Draft202012Validator)
     by_name = {Path(f["path"]).name: f for f in report["files"]}
     fixable = by_name["fixable.py"]["sites"]
-    assert [(s["code"], s["status"], s["line"], s["col"]) for s in fixable] == [("GM101", "fixed", 6, 9)]
-    assert fixable[0]["range"]["start"] == {"line": 6, "column": 9, "offset": FIXABLE.index("print(x)")}
+    # check writes nothing: the site is fixable, and its fix not applied.
+    assert [(s["code"], s["status"], s["line"], s["col"]) for s in fixable] == [("GM101", "fixable", 6, 9)]
+    assert fixable[0]["fix"]["applied"] is False and fixable[0]["condition"] is None
+    assert fixable[0]["range"]["start"] == {"line": 6, "column": 9, "offset": FIXABLE.index("print(1)")}
     assert fixable[0]["applicability"] == "safe" and fixable[0]["graph_break"] == "GB0059"
     refused = by_name["refused.py"]["sites"]
     assert [(s["code"], s["status"], s["applicability"], s["fix"]) for s in refused] == [
         ("GM401", "refused", None, None)]
     assert by_name["broken.py"]["error_kind"] == "syntax"
     assert report["totals"]["codes"] == {
-        "GM101": {"rule": "deferred-side-effect", "sites": 1, "fixed": 1, "refused": 0, "unsafe": 0},
-        "GM401": {"rule": "data-dependent-shape", "sites": 1, "fixed": 0, "refused": 1, "unsafe": 0}}
+        "GM101": {"rule": "deferred-side-effect", "sites": 1, "fixed": 0, "fixed-when": 0, "fixable": 1,
+                  "fixable-when": 0, "refused": 0, "unsafe": 0},
+        "GM401": {"rule": "data-dependent-shape", "sites": 1, "fixed": 0, "fixed-when": 0, "fixable": 0,
+                  "fixable-when": 0, "refused": 1, "unsafe": 0}}
     assert report["totals"]["failures"] == 1 and report["totals"]["rewritten"] == 1
     # A wrong document fails the schema: the test can fail.
     fixable[0]["status"] = "unsafe fix not applied (--unsafe-fixes)"
@@ -275,10 +281,105 @@ def test_json_report_validates_and_says_what_happened(files):
         validate(report, report_schema(), jsonschema.Draft202012Validator)
 
 
+FIXED = re.compile(r"\bfixed\b")  # the word, not `fixed-point` or a path
+
+
+@pytest.mark.parametrize("args", [["check"], ["fix", "--diff"]])
+def test_check_and_diff_write_nothing_and_never_say_fixed(files, args):
+    """`check` and `fix --diff` write nothing: every format says fixable (ruff's --diff: "Would
+    fix"), `applied` is false, and the counts of `fixed` are 0. `fix` says fixed, applied true.
+    (`check` said "[fixed]", "1 fixed" and "applied": true.)"""
+    paths = ["fixable.py", "refused.py"]
+    text = graphmend(*args, "--show-fixes", "--statistics", *paths, cwd=files).stderr
+    text += graphmend(*args, *paths, cwd=files).stderr
+    text += graphmend(*args, "--output-format", "grouped", *paths, cwd=files).stderr
+    assert "[fixable]" in text and "1 fixable, 0 refused" in text and "Would fix 1 site:" in text, text
+    assert not FIXED.search(text), text
+    out = files / "out"
+    out.mkdir(exist_ok=True)
+    for fmt in ("github", "sarif", "json"):
+        proc = graphmend(*args, "--output-format", fmt, "--output-file", out / fmt, *paths, cwd=files)
+        assert proc.returncode == 1, proc.stderr
+    github = (out / "github").read_text()
+    assert "GM101 [fixable] print(...)" in github and not FIXED.search(github), github
+    sarif = json.loads((out / "sarif").read_text())["runs"][0]["results"]
+    assert [r["properties"]["status"] for r in sarif] == ["fixable", "refused"]
+    assert all(not FIXED.search(r["message"]["text"]) for r in sarif)
+    report = json.loads((out / "json").read_text())
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    sites = [s for f in report["files"] for s in f["sites"]]
+    assert [(s["status"], s["fix"] and s["fix"]["applied"]) for s in sites] == [("fixable", False), ("refused", None)]
+    assert report["totals"]["fixed"] == 0 and report["totals"]["fixable"] == 1
+    assert (files / "fixable.py").read_text() == FIXABLE
+    # fix writes the file: there the site is fixed, and its fix applied.
+    fixed = json.loads(graphmend("fix", "--output-format", "json", "fixable.py", cwd=files).stdout)
+    [site] = fixed["files"][0]["sites"]
+    assert site["status"] == "fixed" and site["fix"]["applied"] is True and fixed["totals"]["fixed"] == 1
+
+
+DISPATCH = REPO / "tests" / "fixtures" / "static-expert-dispatch" / "dispatch.py"
+GM501_CONDITION = "no autograd, experts x rows per expert <= 64, experts <= 4 x rows per expert"
+
+
+def test_a_conditional_fix_is_reported_fixed_when_with_its_condition(tmp_path):
+    """GM501's static form removes the break only without autograd and within its cost rule
+    (Mixtral at batch 2 x 16 tokens, 8 experts x 64 rows per expert, keeps every break): its sites
+    are fixed-when (fix) / fixable-when (check), with the condition in the text, the JSON (valid
+    against the schema), SARIF and github, and the counts say how many. They said "fixed"."""
+    import shutil
+    shutil.copy(DISPATCH, tmp_path / "dispatch.py")
+    check = graphmend("check", "--isolated", "dispatch.py", cwd=tmp_path)
+    assert check.returncode == 1, check.stderr  # fixable-when fails `check` as fixable does
+    lines = [line for line in check.stderr.splitlines() if " GM501 " in line]
+    assert len(lines) == 3 and all(" GM501 [fixable-when] expert dispatch over " in line for line in lines), lines
+    assert all(f": removes graph break GB0036 only when: {GM501_CONDITION}" in line for line in lines), lines
+    assert "dispatch.py: 3 sites found, 0 fixable, 3 fixable-when, 0 refused" in check.stderr
+    assert not FIXED.search(check.stderr), check.stderr
+
+    report = json.loads(graphmend("check", "--isolated", "--output-format", "json", "dispatch.py", cwd=tmp_path).stdout)
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    sites = report["files"][0]["sites"]
+    assert [(s["status"], s["fix"]["applied"]) for s in sites] == [("fixable-when", False)] * 3
+    assert all(s["condition"].startswith(GM501_CONDITION) and f"only when: {s['condition']} (" in s["message"]
+               for s in sites), sites
+    assert report["totals"]["fixable-when"] == 3 and report["totals"]["fixed"] == 0
+    assert report["totals"]["codes"]["GM501"]["fixable-when"] == 3
+    # A -when status without its condition, or a plain one with one, fails the schema.
+    for status, condition in (("fixable-when", None), ("fixable", GM501_CONDITION)):
+        wrong = json.loads(json.dumps(report))
+        wrong["files"][0]["sites"][0].update(status=status, condition=condition)
+        with pytest.raises(AssertionError):
+            validate(wrong, report_schema(), jsonschema.Draft202012Validator)
+
+    sarif = json.loads(graphmend("check", "--isolated", "--output-format", "sarif", "dispatch.py", cwd=tmp_path).stdout)
+    validate(sarif, sarif_schema(), jsonschema.Draft4Validator)
+    assert {(r["level"], r["properties"]["status"], r["properties"]["condition"][:len(GM501_CONDITION)])
+            for r in sarif["runs"][0]["results"]} == {("error", "fixable-when", GM501_CONDITION)}
+    github = graphmend("check", "--isolated", "--output-format", "github", "dispatch.py", cwd=tmp_path).stdout
+    assert github.count("::error title=graphmend (GM501)") == github.count("GM501 [fixable-when] ") == 3, github
+    assert github.count(f"only when: {GM501_CONDITION}") == 3, github
+    diff = graphmend("fix", "--isolated", "--diff", "dispatch.py", cwd=tmp_path)
+    assert diff.returncode == 1 and diff.stderr.count("[fixable-when]") == 3 and not FIXED.search(diff.stderr)
+
+    fix = graphmend("fix", "--isolated", "--output-format", "json", "--output-file", tmp_path / "fix.json",
+                    "--show-fixes", "dispatch.py", cwd=tmp_path)
+    assert fix.returncode == 0, fix.stderr
+    fixed = json.loads((tmp_path / "fix.json").read_text())
+    validate(fixed, report_schema(), jsonschema.Draft202012Validator)
+    assert [(s["status"], s["fix"]["applied"]) for s in fixed["files"][0]["sites"]] == [("fixed-when", True)] * 3
+    assert fixed["totals"]["fixed-when"] == 3 and fixed["totals"]["fixed"] == 0
+    assert "Fixed 3 sites (3 fixed-when):" in fix.stderr, fix.stderr
+    shutil.copy(DISPATCH, tmp_path / "again.py")
+    text = graphmend("fix", "--isolated", "again.py", cwd=tmp_path).stderr
+    assert text.count("GM501 [fixed-when] expert dispatch over ") == 3, text
+    assert text.count(f"only when: {GM501_CONDITION}") == 3, text
+    assert "again.py: 3 sites found, 0 fixed, 3 fixed-when, 0 refused" in text, text
+
+
 def rebuild(entry, original):
     edits = []
     for site in entry["sites"]:
-        if site["status"] == "fixed":
+        if site["status"] in ("fixed", "fixed-when"):
             if site["fix"]["edits"] is None:
                 return None  # its change is in another site's edit or a later pass
             edits += [(e["start"]["offset"], e["end"]["offset"], e["content"]) for e in site["fix"]["edits"]]
@@ -316,11 +417,11 @@ def test_report_json_alias_keeps_the_keys_consumers_read(files):
     out = files / "out" / "report.json"
     out.parent.mkdir()
     proc = graphmend("check", "--exit-zero", "--report-json", out, files)
-    assert proc.returncode == 0 and "fixable.py:6:9: GM101 [fixed]" in proc.stderr  # the text report stays
+    assert proc.returncode == 0 and "fixable.py:6:9: GM101 [fixable]" in proc.stderr  # the text report stays
     report = json.loads(out.read_text())
     site = next(f for f in report["files"] if f["path"].endswith("fixable.py"))["sites"][0]
     assert {k: site[k] for k in ("line", "col", "code", "status", "what")} == {
-        "line": 6, "col": 9, "code": "GM101", "status": "fixed", "what": "print(...)"}
+        "line": 6, "col": 9, "code": "GM101", "status": "fixable", "what": "print(...)"}
     assert report["totals"]["files"] == 3 and report["projects"][0]["sites"] == 2
     to_stdout = graphmend("check", "--report-json", "-", files)
     assert json.loads(to_stdout.stdout)["totals"] == report["totals"]
@@ -329,7 +430,7 @@ def test_report_json_alias_keeps_the_keys_consumers_read(files):
 
 def test_environment_picks_the_format(files):
     proc = graphmend("check", files / "refused.py", env={"GRAPHMEND_OUTPUT_FORMAT": "json"})
-    assert json.loads(proc.stdout)["schema_version"] == 1
+    assert json.loads(proc.stdout)["schema_version"] == 2
     cli_wins = graphmend("check", "--output-format", "concise", files / "refused.py",
                          env={"GRAPHMEND_OUTPUT_FORMAT": "json"})
     assert cli_wins.stdout == "" and "GM401 [refused]" in cli_wins.stderr
@@ -384,7 +485,7 @@ def test_github_lines(files):
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         "::error title=graphmend (GM101),file=fixable.py,line=6,col=9,endLine=6,endColumn=17::fixable.py:6:9: "
-        "GM101 [fixed] print(...): removes graph break GB0059 (deferred-side-effect)",
+        "GM101 [fixable] print(...): removes graph break GB0059 (deferred-side-effect)",
         "::warning title=graphmend (GM401),file=refused.py,line=6,col=13,endLine=6,endColumn=24::refused.py:6:13: "
         "GM401 [refused] x.nonzero(...): `nonzero` returns a tensor whose shape depends on the data (a dynamic-shape "
         "op), which no select can express"]
@@ -393,14 +494,14 @@ def test_github_lines(files):
 
 def test_concise_grouped_statistics_show_fixes(files):
     concise = graphmend("check", "--output-format", "concise", "fixable.py", "refused.py", cwd=files).stderr
-    assert concise.splitlines()[0].startswith("fixable.py:6:9: GM101 [fixed] print(...)")
+    assert concise.splitlines()[0].startswith("fixable.py:6:9: GM101 [fixable] print(...)")
     assert "site found" not in concise and concise.endswith("2 files checked, 1 would be rewritten\n")
     grouped = graphmend("check", "--output-format", "grouped", "fixable.py", cwd=files).stderr
-    assert grouped.startswith("fixable.py:\n  6:9 GM101 [fixed] print(...)")
+    assert grouped.startswith("fixable.py:\n  6:9 GM101 [fixable] print(...)")
     stats = graphmend("check", "--statistics", "fixable.py", "refused.py", "broken.py", cwd=files).stderr
     assert stats.splitlines()[1:4] == [
-        "1\tGM101\t[*] deferred-side-effect (1 fixed, 0 refused, 0 unsafe)",
-        "1\tGM401\t[ ] data-dependent-shape (0 fixed, 1 refused, 0 unsafe)",
+        "1\tGM101\t[*] deferred-side-effect (1 fixable, 0 refused, 0 unsafe)",
+        "1\tGM401\t[ ] data-dependent-shape (0 fixable, 1 refused, 0 unsafe)",
         "1\t     \t[ ] syntax-error"]
     assert stats.splitlines()[0].startswith("broken.py:1:")  # the error line stays
     fixes = graphmend("fix", "--show-fixes", "fixable.py", "refused.py", cwd=files).stderr

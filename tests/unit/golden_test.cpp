@@ -108,7 +108,7 @@ TEST_P(Golden, FixedTextAndReportMatch) {
     ::chdir(kRoot.c_str());
     const auto outcomes = run_fix(fixture, files, texts);
     std::string report;
-    for (const auto& o : outcomes) report += output::text_report(o);
+    for (const auto& o : outcomes) report += output::text_report(o, output::Mode::Fix);  // as `fix` reports
     const fs::path report_path = kRoot / (expectation_base(fixture) + ".report.txt");
     if (std::getenv("GRAPHMEND_UPDATE_GOLDEN") != nullptr) {
         output::write_atomically(report_path.string(), report);

@@ -71,9 +71,12 @@ Results results(const std::vector<FileOutcome>& outcomes, Mode mode = Mode::Chec
 
 TEST(Output, StatusesAndCodePointColumns) {
     const FileOutcome o = model();
-    EXPECT_EQ(output::site_status(o, 0), output::SiteStatus::Fixed);
-    EXPECT_EQ(output::site_status(o, 1), output::SiteStatus::Refused);
-    EXPECT_EQ(output::site_status(o, 2), output::SiteStatus::Unsafe);
+    EXPECT_EQ(output::site_status(o, 0, Mode::Fix), output::SiteStatus::Fixed);
+    // check and --diff write nothing: the site is fixable there, not fixed (ruff: "Would fix").
+    EXPECT_EQ(output::site_status(o, 0, Mode::Check), output::SiteStatus::Fixable);
+    EXPECT_EQ(output::site_status(o, 0, Mode::Diff), output::SiteStatus::Fixable);
+    EXPECT_EQ(output::site_status(o, 1, Mode::Fix), output::SiteStatus::Refused);
+    EXPECT_EQ(output::site_status(o, 2, Mode::Fix), output::SiteStatus::Unsafe);
     const output::Placer placer(o.original);
     const output::Range r = output::site_range(o, 0, placer);
     EXPECT_EQ(o.sites[0].where.col, 11u);  // bytes
@@ -87,7 +90,7 @@ TEST(Output, StatusesAndCodePointColumns) {
 // place sites and edits as it did from the text, code-point columns included.
 TEST(Output, ReleasedTextsPlaceEverySiteAndEditAsTheTextDid) {
     FileOutcome o = model();
-    const std::string before = output::text_report(o) + output::concise_report(o);
+    const std::string before = output::text_report(o, Mode::Fix) + output::concise_report(o, Mode::Fix);
     const output::Placer from_text(o.original);
     std::vector<output::Position> positions;
     for (std::uint32_t at = 0; at <= o.original.size() + 2; ++at) positions.push_back(from_text.at(at));
@@ -105,33 +108,128 @@ TEST(Output, ReleasedTextsPlaceEverySiteAndEditAsTheTextDid) {
         EXPECT_EQ(p.column, positions[at].column) << at;
         EXPECT_EQ(p.offset, positions[at].offset) << at;
     }
-    EXPECT_EQ(output::text_report(o) + output::concise_report(o), before);
+    EXPECT_EQ(output::text_report(o, Mode::Fix) + output::concise_report(o, Mode::Fix), before);
 }
 
 TEST(Output, TextConciseGrouped) {
     const FileOutcome o = model();
-    const std::string text = output::text_report(o);
+    const std::string text = output::text_report(o, Mode::Fix);
     EXPECT_EQ(text.substr(0, text.find('\n')),
               "m.py:2:10: GM101 [fixed] print(...): removes graph break GB0059 (deferred-side-effect)");
     EXPECT_NE(text.find("m.py:4:1: GM201 [unsafe fix not applied (--unsafe-fixes)] if t: left as it is; the fix "
                         "would give z selected\n"),
               std::string::npos);
     EXPECT_TRUE(text.ends_with("m.py: 3 sites found, 1 fixed, 2 refused\n"));
-    const std::string concise = output::concise_report(o);
+    const std::string concise = output::concise_report(o, Mode::Fix);
     EXPECT_EQ(concise, text.substr(0, text.rfind("m.py: 3 sites")));
-    EXPECT_EQ(output::grouped_report(o),
+    EXPECT_EQ(output::grouped_report(o, Mode::Fix),
               "m.py:\n"
               "  2:10 GM101 [fixed] print(...): removes graph break GB0059 (deferred-side-effect)\n"
               "  3:5  GM401 [refused] x.nonzero(...): no select can express it\n"
               "  4:1  GM201 [unsafe fix not applied (--unsafe-fixes)] if t: left as it is; the fix would give z "
               "selected\n\n");
-    EXPECT_EQ(output::grouped_report(syntax_error()), "bad.py:\n  1:7 syntax error: missing ')'; file left unchanged\n\n");
+    EXPECT_EQ(output::grouped_report(syntax_error(), Mode::Fix),
+              "bad.py:\n  1:7 syntax error: missing ')'; file left unchanged\n\n");
+}
+
+// check and --diff write nothing, so no format of theirs says "fixed".
+TEST(Output, CheckAndDiffSayFixableNeverFixed) {
+    const std::vector<FileOutcome> outcomes{model(), syntax_error()};
+    const FileOutcome& o = outcomes[0];
+    for (const Mode mode : {Mode::Check, Mode::Diff}) {
+        const std::string text = output::text_report(o, mode);
+        EXPECT_EQ(text.substr(0, text.find('\n')),
+                  "m.py:2:10: GM101 [fixable] print(...): removes graph break GB0059 (deferred-side-effect)");
+        EXPECT_TRUE(text.ends_with("m.py: 3 sites found, 1 fixable, 2 refused\n")) << text;
+        EXPECT_EQ(output::findings_report(o, mode),
+                  "m.py:2:10: GM101 [fixable] print(...): removes graph break GB0059 (deferred-side-effect)\n");
+        EXPECT_TRUE(output::grouped_report(o, mode).starts_with("m.py:\n  2:10 GM101 [fixable] print(...)"));
+        const Results r = results(outcomes, mode);
+        const auto j = output::json_report(r);
+        EXPECT_EQ(j["files"][0]["sites"][0]["status"], "fixable");
+        EXPECT_EQ(j["files"][0]["sites"][0]["fix"]["applied"], false);  // nothing was written
+        EXPECT_EQ(j["totals"]["fixed"], 0);
+        EXPECT_EQ(j["totals"]["fixable"], 1);
+        EXPECT_EQ(j["totals"]["codes"]["GM101"]["fixable"], 1);
+        const auto sarif = output::sarif_report(r)["runs"][0]["results"][0];
+        EXPECT_EQ(sarif["properties"]["status"], "fixable");
+        EXPECT_EQ(sarif["message"]["text"].get<std::string>().rfind("GM101 [fixable] ", 0), 0u);
+        std::string all = text + output::grouped_report(o, mode) + output::statistics_report(r) +
+                          output::fixes_report(r) + output::batch_summary(r) + output::github_report(r);
+        EXPECT_EQ(all.find("fixed"), std::string::npos) << all;
+        EXPECT_EQ(output::exit_code(r, {}), 1);
+    }
+    // fix: the same site is fixed, and `applied` (its text was written or printed).
+    const auto j = output::json_report(results(outcomes, Mode::Fix));
+    EXPECT_EQ(j["files"][0]["sites"][0]["status"], "fixed");
+    EXPECT_EQ(j["files"][0]["sites"][0]["fix"]["applied"], true);
+    EXPECT_EQ(j["files"][0]["sites"][0]["condition"], nullptr);
+    EXPECT_EQ(j["totals"]["fixed"], 1);
+    EXPECT_EQ(j["totals"]["fixable"], 0);
+}
+
+// A fix that removes the break only under a condition is reported fixed-when / fixable-when,
+// with its condition, in every format; the counts say how many.
+TEST(Output, ConditionalFixesSayTheirCondition) {
+    std::vector<FileOutcome> outcomes{model(), syntax_error()};
+    FileOutcome& o = outcomes[0];
+    o.sites[0].fix->condition = "no autograd, experts x rows per expert <= 64";
+    const std::string fixed = output::text_report(o, Mode::Fix);
+    EXPECT_EQ(fixed.substr(0, fixed.find('\n')),
+              "m.py:2:10: GM101 [fixed-when] print(...): removes graph break GB0059 only when: no autograd, experts x "
+              "rows per expert <= 64 (deferred-side-effect)");
+    EXPECT_TRUE(fixed.ends_with("m.py: 3 sites found, 0 fixed, 1 fixed-when, 2 refused\n")) << fixed;
+    const std::string check = output::text_report(o, Mode::Check);
+    EXPECT_EQ(check.substr(0, check.find(']') + 1), "m.py:2:10: GM101 [fixable-when]");
+    EXPECT_TRUE(check.ends_with("m.py: 3 sites found, 0 fixable, 1 fixable-when, 2 refused\n")) << check;
+    EXPECT_EQ(output::findings_report(o, Mode::Check), check.substr(0, check.find('\n') + 1));
+
+    const auto j = output::json_report(results(outcomes, Mode::Check));
+    const auto& site = j["files"][0]["sites"][0];
+    EXPECT_EQ(site["status"], "fixable-when");
+    EXPECT_EQ(site["condition"], "no autograd, experts x rows per expert <= 64");
+    EXPECT_EQ(site["fix"]["applied"], false);
+    EXPECT_EQ(j["totals"]["fixable-when"], 1);
+    EXPECT_EQ(j["totals"]["fixable"], 0);
+    EXPECT_EQ(j["projects"][0]["codes"]["GM101"]["fixable-when"], 1);
+    const auto jf = output::json_report(results(outcomes, Mode::Fix));
+    EXPECT_EQ(jf["files"][0]["sites"][0]["status"], "fixed-when");
+    EXPECT_EQ(jf["files"][0]["sites"][0]["fix"]["applied"], true);
+    EXPECT_EQ(jf["totals"]["fixed-when"], 1);
+    EXPECT_EQ(jf["totals"]["fixed"], 0);
+
+    const auto sarif = output::sarif_report(results(outcomes, Mode::Check))["runs"][0]["results"][0];
+    EXPECT_EQ(sarif["level"], "error");  // fixable: fails `check`
+    EXPECT_EQ(sarif["properties"]["status"], "fixable-when");
+    EXPECT_EQ(sarif["properties"]["condition"], "no autograd, experts x rows per expert <= 64");
+    EXPECT_FALSE(output::sarif_report(results(outcomes, Mode::Check))["runs"][0]["results"][1]["properties"].contains(
+        "condition"));
+    EXPECT_EQ(output::sarif_report(results(outcomes, Mode::Fix))["runs"][0]["results"][0]["level"], "note");
+    const std::string github = output::github_report(results(outcomes, Mode::Check));
+    EXPECT_EQ(github.substr(0, github.find('\n')),
+              "::error title=graphmend (GM101),file=m.py,line=2,col=10,endLine=2,endColumn=18::m.py:2:10: GM101 "
+              "[fixable-when] print(...): removes graph break GB0059 only when: no autograd, experts x rows per expert "
+              "<= 64 (deferred-side-effect)");
+    EXPECT_TRUE(output::statistics_report(results(outcomes, Mode::Check))
+                    .starts_with("1\tGM101\t[*] deferred-side-effect (0 fixable, 1 fixable-when, 0 refused, 0 unsafe)\n"));
+    EXPECT_EQ(output::fixes_report(results(outcomes, Mode::Check)),
+              "Would fix 1 site (1 fixable-when):\n- m.py:\n    1 × GM101 (deferred-side-effect)\n");
+    EXPECT_EQ(output::exit_code(results(outcomes, Mode::Check), {}), 1);
+    Results r = results(outcomes, Mode::Fix);
+    EXPECT_TRUE(output::batch_summary(r).starts_with("project p: 1 file, 3 sites found, 0 fixed, 1 fixed-when, 2 "
+                                                     "refused\n"));
+    EXPECT_NE(output::batch_summary(r).find("(GM101: 1 fixed-when; GM201"), std::string::npos);
+
+    // A rewrite that removes no break (an assert kept as _assert_async) has no condition to state.
+    o.sites[0].graph_break.clear();
+    EXPECT_EQ(output::site_status(o, 0, Mode::Fix), output::SiteStatus::Fixed);
+    EXPECT_EQ(output::json_report(results(outcomes, Mode::Fix))["files"][0]["sites"][0]["condition"], nullptr);
 }
 
 TEST(Output, ColourOnlyWhenAsked) {
     const FileOutcome o = model();
-    EXPECT_EQ(output::text_report(o).find('\x1b'), std::string::npos);
-    const std::string coloured = output::text_report(o, output::Style{true});
+    EXPECT_EQ(output::text_report(o, Mode::Fix).find('\x1b'), std::string::npos);
+    const std::string coloured = output::text_report(o, Mode::Fix, output::Style{true});
     EXPECT_NE(coloured.find("\x1b[1;31mGM101\x1b[0m"), std::string::npos);
     EXPECT_NE(coloured.find("\x1b[32m[fixed]\x1b[0m"), std::string::npos);
     ::setenv("FORCE_COLOR", "1", 1);
@@ -147,8 +245,10 @@ TEST(Output, ColourOnlyWhenAsked) {
 
 TEST(Output, JsonSitesEditsAndTotals) {
     const std::vector<FileOutcome> outcomes{model(), syntax_error()};
-    const auto j = output::json_report(results(outcomes));
-    EXPECT_EQ(j["schema_version"], 1);
+    Results r = results(outcomes, Mode::Fix);
+    r.written[0] = true;
+    const auto j = output::json_report(r);
+    EXPECT_EQ(j["schema_version"], 2);
     const auto& sites = j["files"][0]["sites"];
     ASSERT_EQ(sites.size(), 3u);
     EXPECT_EQ(sites[0]["status"], "fixed");
@@ -228,7 +328,7 @@ TEST(Output, GithubCommandsEscapeTheirValues) {
     const std::string out = output::github_report(results({o}));
     EXPECT_EQ(out.substr(0, out.find('\n')),
               "::error title=graphmend (GM101),file=a%2Cb%3Ac.py,line=2,col=10,endLine=2,endColumn=18::a,b:c.py:2:10: "
-              "GM101 [fixed] print(...): removes graph break GB0059 (deferred-side-effect)");
+              "GM101 [fixable] print(...): removes graph break GB0059 (deferred-side-effect)");
     EXPECT_NE(out.find("::warning title=graphmend (GM401),file=a%2Cb%3Ac.py,line=3,col=5,endLine=3,endColumn=16::"
                        "a,b:c.py:3:5: GM401 [refused] x.nonzero(...): two%0Alines 100%25\n"),
               std::string::npos);
@@ -240,10 +340,12 @@ TEST(Output, GithubCommandsEscapeTheirValues) {
 TEST(Output, StatisticsAndShowFixes) {
     const std::vector<FileOutcome> outcomes{model(), syntax_error()};
     EXPECT_EQ(output::statistics_report(results(outcomes)),
-              "1\tGM101\t[*] deferred-side-effect (1 fixed, 0 refused, 0 unsafe)\n"
-              "1\tGM201\t[ ] predicated-control-flow (0 fixed, 0 refused, 1 unsafe)\n"
-              "1\tGM401\t[ ] data-dependent-shape (0 fixed, 1 refused, 0 unsafe)\n"
+              "1\tGM101\t[*] deferred-side-effect (1 fixable, 0 refused, 0 unsafe)\n"
+              "1\tGM201\t[ ] predicated-control-flow (0 fixable, 0 refused, 1 unsafe)\n"
+              "1\tGM401\t[ ] data-dependent-shape (0 fixable, 1 refused, 0 unsafe)\n"
               "1\t     \t[ ] syntax-error\n");
+    EXPECT_TRUE(output::statistics_report(results(outcomes, Mode::Fix))
+                    .starts_with("1\tGM101\t[*] deferred-side-effect (1 fixed, 0 refused, 0 unsafe)\n"));
     EXPECT_EQ(output::fixes_report(results(outcomes)), "Would fix 1 site:\n- m.py:\n    1 × GM101 (deferred-side-effect)\n");
     // fix: only files written count.
     EXPECT_EQ(output::fixes_report(results(outcomes, Mode::Fix)), "");

@@ -234,16 +234,28 @@ TEST(Checkouts, ReportPerCheckoutAndInTotal) {
     auto inputs = read_inputs({"phi-b", "alpha", "phi-a"});
     fs::current_path(cwd);
     const auto outcomes = fix_files(inputs, FixOptions{});
-    EXPECT_EQ(output::project_report(outcomes),
-              "project alpha: 2 files, 4 sites found, 4 fixed, 0 refused\n"
-              "project phi-a: 3 files, 2 sites found, 2 fixed, 0 refused\n"
+    EXPECT_EQ(output::project_report(output::Results{outcomes, output::Mode::Fix, {}, {}, {}}),
+              "project alpha: 2 files, 4 sites found, 1 fixed, 3 fixed-when, 0 refused\n"
+              "project phi-a: 3 files, 2 sites found, 0 fixed, 2 fixed-when, 0 refused\n"
               "project phi-b: 3 files, 0 sites found, 0 fixed, 0 refused\n");
-    const auto json = output::json_report(outcomes);
+    const auto json = output::json_report(outcomes, output::Mode::Fix);
     ASSERT_EQ(json["projects"].size(), 3u);
     EXPECT_EQ(json["projects"][1]["project"], "phi-a");
-    EXPECT_EQ(json["projects"][1]["fixed"], 2);
-    EXPECT_EQ(json["totals"]["fixed"], 6);
-    EXPECT_EQ(output::project_report(fix_files(read_inputs({(kCheckouts / "alpha").string()}), FixOptions{})), "");
+    EXPECT_EQ(json["projects"][1]["fixed-when"], 2);  // prints of tensors: deferred while none requires grad
+    EXPECT_EQ(json["totals"]["fixed"], 1);
+    EXPECT_EQ(json["totals"]["fixed-when"], 5);
+    const auto alpha = fix_files(read_inputs({(kCheckouts / "alpha").string()}), FixOptions{});
+    EXPECT_EQ(output::project_report(output::Results{alpha, output::Mode::Fix, {}, {}, {}}), "");
+    // check writes nothing: the same sites are fixable there.
+    EXPECT_EQ(output::project_report(output::Results{outcomes, output::Mode::Check, {}, {}, {}}),
+              "project alpha: 2 files, 4 sites found, 1 fixable, 3 fixable-when, 0 refused\n"
+              "project phi-a: 3 files, 2 sites found, 0 fixable, 2 fixable-when, 0 refused\n"
+              "project phi-b: 3 files, 0 sites found, 0 fixable, 0 refused\n");
+    const auto checked = output::json_report(outcomes, output::Mode::Check)["totals"];
+    EXPECT_EQ(checked["fixable"], 1);
+    EXPECT_EQ(checked["fixable-when"], 5);
+    EXPECT_EQ(checked["fixed"], 0);
+    EXPECT_EQ(checked["fixed-when"], 0);
 }
 
 // --- isolation between folder projects ----------------------------------------------------------

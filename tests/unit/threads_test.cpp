@@ -72,11 +72,11 @@ std::vector<InputFile> fixture_inputs() {
 std::string rendered(const std::vector<FileOutcome>& outcomes) {
     std::string out;
     for (const auto& o : outcomes) {
-        out += output::text_report(o);
+        out += output::text_report(o, output::Mode::Fix);
         out += output::unified_diff(o.path, o.original, o.fixed);
         out += "=== fixed " + o.path + "\n" + o.fixed;
     }
-    return out + output::json_report(outcomes).dump(2);
+    return out + output::json_report(outcomes, output::Mode::Fix).dump(2);
 }
 
 TEST(Threads, FixFilesGivesTheSameOutcomesForEveryThreadCount) {

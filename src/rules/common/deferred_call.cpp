@@ -165,6 +165,26 @@ std::string refusal(const Call& c, const Node& call, const Arguments& args) {
 
 }  // namespace
 
+std::vector<Node> message_arguments(const Node& call) {
+    std::vector<Node> out;
+    const Node list = call.field("arguments");
+    if (!list.is("argument_list")) return out;
+    for (const Node& n : list.named_children()) {
+        if (n.is("comment") || n.is("dictionary_splat")) continue;
+        out.push_back(n.is("keyword_argument") ? n.field("value") : n.is("list_splat") ? n.named_children()[0] : n);
+    }
+    return out;
+}
+
+std::string message_condition(const Context& ctx, const std::vector<Node>& arguments) {
+    std::vector<Node> values;
+    for (const Node& a : arguments) message_values(a, values);
+    for (const Node& v : values) {
+        if (ctx.values.eval(ctx.file, v).tensor()) return "no message tensor requiring grad";
+    }
+    return "";
+}
+
 std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) {
     if (!call.is("call")) return std::nullopt;
     const Call c = classify_site(call, ctx.source().index);
@@ -173,6 +193,7 @@ std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) 
     DeferredCall out;
     out.refused = refusal(c, call, args);
     out.positional = args.positional;
+    if (out.refused.empty()) out.condition = message_condition(ctx, message_arguments(call));
     switch (c.kind) {
         case Kind::Print:
             out.kind = "print";

@@ -298,7 +298,9 @@ std::optional<std::string> Checker::effect(const Node& e, Branch& out) {
     const std::string leading = deferred->leading.empty() ? "()" : "(" + deferred->leading + ",)";
     const std::string parts = fmt::format("\"{}\", {}, lambda: _graphmend_args({})", deferred->kind,
                                           leading, deferred->arguments);
-    out.body.push_back({Statement::Effect, "", Node(), parts});
+    Statement st{Statement::Effect, "", Node(), parts};
+    st.condition = deferred->condition;
+    out.body.push_back(std::move(st));
     return "";
 }
 

@@ -107,8 +107,9 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     return fmt::format("({}, {})[-1]", fmt::join(steps, ", "), result);
 }
 
-std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
-                            const std::vector<std::vector<Node>>& reads, const std::vector<std::string>& implicit) {
+std::vector<std::string> one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
+                                         const std::vector<std::vector<Node>>& reads,
+                                         const std::vector<std::string>& implicit) {
     std::vector<Reads> per;
     for (std::size_t i = 0; i < branches.size(); ++i) {
         Reads r;
@@ -142,10 +143,27 @@ std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::v
             if (!one_sided.contains(name) || !one_sided[name]) one_sided[name] = node;
         }
     }
-    if (one_sided.empty()) return "";
     std::vector<std::string> names;
     for (const auto& [name, node] : one_sided) names.push_back(name);
+    return names;
+}
+
+std::string only_argument(const std::vector<std::string>& names) {
+    if (names.empty()) return "";
     return fmt::format(", only=lambda: ({},)", fmt::join(names, ", "));
+}
+
+// The runtime's if_() (src/runtime/predicated_control_flow.py) keeps the `if` where these fail.
+std::string select_condition(bool grad_unsafe, const std::vector<std::string>& one_sided, const std::string& layouts) {
+    std::vector<std::string> parts;
+    if (!layouts.empty()) parts.push_back(layouts);
+    if (grad_unsafe) parts.push_back("no branch value requiring grad");
+    if (!one_sided.empty()) {
+        std::vector<std::string> quoted;
+        for (const auto& name : one_sided) quoted.push_back(fmt::format("`{}`", name));
+        parts.push_back(fmt::format("no autograd or {} not requiring grad", fmt::join(quoted, ", ")));
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces) {

@@ -82,6 +82,7 @@ struct Statement {
     std::string raw{};     // Assign: a value already written in terms of lambda locals
                          // Update: the operator, "+=" or "-="
     bool copy = false;
+    std::string condition{};  // Effect: the deferred call's condition (DeferredCall::condition)
 };
 
 // Where a branch's gate goes in a Check's test.
@@ -181,14 +182,23 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
 /// to `_graphmend_NAME` names.
 std::string branch_value(const Branch& b, const std::vector<std::string>& live);
 
-/// `, only=lambda: (A, self.B)`: the values that some branch reads and another does not,
-/// which may carry gradients (tensors, modules, or of unknown kind). Under a select the
-/// branch not taken still gets a (zero) gradient, where the `if` left `grad` as None; so
-/// the runtime keeps the `if` when grad mode is on and one of these requires grad.
-/// `reads[i]` are the expressions branch i evaluates; `implicit`, the names an `if`
-/// without else leaves as they were (its false branch reads them).
-std::string one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
-                            const std::vector<std::vector<Node>>& reads, const std::vector<std::string>& implicit);
+/// The values that some branch reads and another does not, which may carry gradients
+/// (tensors, modules, or of unknown kind), sorted. Under a select the branch not taken still
+/// gets a (zero) gradient, where the `if` left `grad` as None; so the runtime keeps the `if`
+/// (and its break) when grad mode is on and one of these requires grad. `reads[i]` are the
+/// expressions branch i evaluates; `implicit`, the names an `if` without else leaves as they
+/// were (its false branch reads them).
+std::vector<std::string> one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
+                                         const std::vector<std::vector<Node>>& reads,
+                                         const std::vector<std::string>& implicit);
+/// `, only=lambda: (A, self.B,)` for one_sided_reads's names ("" for none).
+std::string only_argument(const std::vector<std::string>& names);
+
+/// The condition (rules::Fix::condition) under which a select removes the `if`'s break, in
+/// the user's terms: "" when it always does. `grad_unsafe`: grad_safe=False (a branch can make
+/// inf/NaN gradients); `one_sided`: one_sided_reads's names; `layouts`: "" or the clause on the
+/// branch values whose shape, dtype and device the code does not show to agree.
+std::string select_condition(bool grad_unsafe, const std::vector<std::string>& one_sided, const std::string& layouts);
 
 /// The call's pieces joined with line breaks where the statement had them (at most one
 /// per piece, then before the closing ')'), the statement's comments on lines of their

@@ -261,6 +261,9 @@ public:
             });
         };
         site.fix = Fix{{{n.begin(), n.end(), emit(n)}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
+        // The runtime's and_/or_ with value=True select only these; otherwise Python decides.
+        site.fix->condition =
+            "one-element tensor operands of one shape, dtype and device, both or neither requiring grad";
         site.detail = "`and`/`or` on a tensor selected with torch.where";
         return site;
     }
@@ -307,17 +310,21 @@ public:
         // may carry gradients (the untaken side would get zeros where the `if` left None).
         std::vector<Branch> branches{{parts[1], {Statement{Statement::Assign, "", parts[0]}}},
                                      {Node(), {Statement{Statement::Assign, "", parts[2]}}}};
-        const std::string only = one_sided_reads(ctx, scope, branches, {{parts[0]}, {parts[2]}}, {});
+        const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, {{parts[0]}, {parts[2]}}, {});
+        const std::string only = only_argument(one_sided);
         const std::string replacement =
             fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{}{})", predicate(parts[1]),
                         parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
                         checker.costly() ? ", costly=True" : "", only);
         site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "selected with torch.where";
-        if (!layouts_shown_equal(ctx, parts[0], parts[2])) {
+        const bool shown = layouts_shown_equal(ctx, parts[0], parts[2]);
+        if (!shown) {
             site.detail += "; only where the branches' values agree at run time (tensors of one shape, dtype and "
                            "device), which the code does not show: elsewhere the expression keeps its graph break";
         }
+        site.fix->condition = select_condition(checker.grad_unsafe, one_sided,
+                                               shown ? "" : "both branch values of one shape, dtype and device");
         return site;
     }
 };

@@ -82,6 +82,12 @@ Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope
     site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, stmt.end(), pieces)}}, Applicability::Unsafe,
                    {runtime::stem::predicated_control_flow}};
     std::vector<std::string> names(rebound[0].begin(), rebound[0].end());
+    // The runtime's rebind_plan(): otherwise the `if` runs as written, and breaks.
+    std::vector<std::string> quoted;
+    for (const auto& name : names) quoted.push_back(fmt::format("`{}`", name));
+    site.fix->condition = fmt::format("{} of one shape, dtype, device and persistence in both branches, not "
+                                      "requiring grad",
+                                      fmt::join(quoted, ", "));
     site.detail = fmt::format("buffer {} selected with torch.where; unsafe: under torch.compile the buffer is "
                               "rebound to a selected copy (equal values, not the tensor the branch names)",
                               fmt::join(names, ", "));
@@ -119,6 +125,9 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
     }
     site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
                    {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
+    for (const auto& s : branches[0].body) {
+        if (!s.condition.empty()) site.fix->condition = s.condition;  // the runtime's when() keeps the `if`
+    }
     site.detail = "each message deferred together with the test";
     return site;
 }
@@ -703,9 +712,9 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
     }
     std::vector<std::string> implicit;  // an `if` without else leaves the live names as they were
     if (!plan.has_else) implicit = live;
+    const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, reads, implicit);
     const std::string grad = std::string(checker.grad_unsafe ? "False" : "True") +
-                             (checker.costly() ? ", costly=True" : "") +
-                             one_sided_reads(ctx, scope, branches, reads, implicit);
+                             (checker.costly() ? ", costly=True" : "") + only_argument(one_sided);
     std::string value;
     if (!plan.has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
     std::vector<std::string> pieces;  // of the outermost call, laid out below
@@ -747,12 +756,16 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
                       ? "selected with torch.where; the original control flow is kept when the branch values "
                         "require grad (a branch can produce inf/NaN)"
                       : "selected with torch.where";
-    if (auto unshown = unshown_layout(ctx, plan); !unshown.empty()) {
+    const std::string unshown = unshown_layout(ctx, plan);
+    if (!unshown.empty()) {
         site.detail += fmt::format("; only where the branches' values of {} agree at run time (tensors of one "
                                    "shape, dtype and device), which the code does not show: elsewhere the `if` "
                                    "keeps its graph break",
                                    unshown);
     }
+    site.fix->condition = select_condition(
+        checker.grad_unsafe, one_sided,
+        unshown.empty() ? "" : fmt::format("{} of one shape, dtype and device in every branch", unshown));
     if (!plan.updates.empty()) site.detail += "; the buffer update stays conditional on the data";
     return site;
 }
