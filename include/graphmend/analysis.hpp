@@ -182,6 +182,18 @@ std::string module_name_for(const std::string& path, bool* is_package_init = nul
 /// a few other torch classes, or an entry of the shipped transformers table (see above).
 bool is_external_module_class(const std::string& dotted);
 
+/// What a logging call's receiver is when the file binds it by an import (`from .log_utils
+/// import logger`), not by `logging.getLogger(...)` itself (ModuleIndex::loggers).
+struct ImportedLogger {
+    enum Kind {
+        None,     // not a logger, or nothing said of it (a class, a function, a module, ...)
+        Logger,   // bound by getLogger(...)/get_logger(...) in a module among the inputs
+        Assumed,  // from a module outside the inputs, taken as a logger by its names (`detail` says so)
+        Unknown,  // its name says logger, but nothing shows it is a logging.Logger (`detail` says why)
+    } kind = None;
+    std::string detail;
+};
+
 /// A function in the compiled scope: file index and the function_definition node.
 struct FunctionRef {
     std::size_t file = 0;
@@ -276,10 +288,19 @@ public:
     /// The dotted name outside the project an expression resolves to through the file's
     /// imports (`F.relu` -> "torch.nn.functional.relu"), or "".
     [[nodiscard]] std::string external_name(std::size_t file, const syntax::Node& expr) const;
+    /// What `name`, bound in `file` by an import and not otherwise at module level, is as the
+    /// receiver of a logging call (`name.info(...)`). Followed through the inputs' imports to
+    /// the module that binds it: a name bound there by getLogger(...)/get_logger(...) alone is a
+    /// Logger. A name from a module outside the inputs is Assumed a logging.Logger when both
+    /// that module's dotted name and the name say so (`transformers.utils.logging`, `log_utils`,
+    /// `logging`; `logger`, `log`, `*logger`), as `logging.root` is; with only the name saying so
+    /// it is Unknown (loguru's `logger` is no logging.Logger, and the runtime replays a call
+    /// through logging.Logger's own methods).
+    [[nodiscard]] ImportedLogger imported_logger(std::size_t file, const std::string& name) const;
 
 private:
     struct Symbol {  // what a name resolves to
-        enum Kind { None, Module, Class, Function, External } kind = None;
+        enum Kind { None, Module, Class, Function, External, Logger } kind = None;
         std::size_t file = 0;
         std::string name;  // class/function name, or the dotted external name
     };
@@ -307,6 +328,7 @@ private:
     bool compute_module_class(std::size_t file, const std::string& class_name);
     void compute_module_classes();
     void compute_scope();
+    [[nodiscard]] std::string import_text(const Import& imp) const;
 
     std::vector<SourceFile> files_;
     std::vector<std::size_t> by_path_;  // file indices in path order: analysis order, whatever the input order

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "graphmend/analysis.hpp"
 #include "graphmend/module_table.hpp"
 
@@ -100,6 +102,32 @@ Node keyword_arg(const Node& call, std::string_view name) {
 }
 
 bool is_torch_module(const std::string& dotted) { return dotted == "torch" || dotted.starts_with("torch."); }
+
+// True when a dotted module name says it holds loggers: a part `logging`, `log`, `logger`,
+// `log_utils`, `utils_logging`, ... (`transformers.utils.logging`, `delta.log_utils`), not
+// `loguru` or `structlog`, whose loggers are no logging.Logger.
+bool module_says_logging(std::string_view dotted) {
+    while (!dotted.empty()) {
+        const auto dot = dotted.find('.');
+        std::string part(dotted.substr(0, dot));
+        dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
+        while (part.starts_with('_')) part.erase(0, 1);
+        std::transform(part.begin(), part.end(), part.begin(), [](unsigned char c) { return std::tolower(c); });
+        for (const std::string_view word : {"logging", "log", "logger", "loggers"}) {
+            if (part == word || part.starts_with(std::string(word) + "_") || part.ends_with("_" + std::string(word))) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// True when a name says it is a logger: `logger`, `log`, `LOGGER`, `_logger`, `root_logger`.
+bool name_says_logger(std::string name) {
+    while (name.starts_with('_')) name.erase(0, 1);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    return name == "log" || name.ends_with("logger") || name.starts_with("logger_");
+}
 
 }  // namespace
 
@@ -302,6 +330,10 @@ Project::Symbol Project::resolve_in_module(const std::string& ns, const std::str
         const ModuleIndex& idx = files_[*mod].index;
         if (idx.classes.contains(name)) return {Symbol::Class, *mod, name};
         if (idx.functions.contains(name)) return {Symbol::Function, *mod, name};
+        // A logger bound by getLogger(...)/get_logger(...) there and by nothing else.
+        if (idx.loggers.contains(name) && !idx.assigned.contains(name) && idx.find_import(name) == nullptr) {
+            return {Symbol::Logger, *mod, name};
+        }
         if (idx.find_import(name) != nullptr) return resolve_name(*mod, name, depth + 1);
         return resolve_star(*mod, name, depth + 1);
     }
@@ -400,6 +432,72 @@ bool Project::compute_module_class(std::size_t file, const std::string& class_na
     }
     module_classes_[key] = result;
     return result;
+}
+
+std::string Project::import_text(const Import& imp) const {
+    const std::string dots(static_cast<std::size_t>(imp.level), '.');
+    if (imp.name.empty()) {
+        return imp.local == imp.module ? fmt::format("import {}", imp.module)
+                                       : fmt::format("import {} as {}", imp.module, imp.local);
+    }
+    const std::string as = imp.local == imp.name ? std::string() : " as " + imp.local;
+    return fmt::format("from {}{} import {}{}", dots, imp.module, imp.name, as);
+}
+
+ImportedLogger Project::imported_logger(std::size_t file, const std::string& name) const {
+    const ModuleIndex& idx = files_[file].index;
+    if (idx.classes.contains(name) || idx.functions.contains(name) || idx.assigned.contains(name) ||
+        idx.loggers.contains(name)) {
+        return {};
+    }
+    const Import* imp = idx.find_import(name);
+    if (imp == nullptr) {
+        // Through `from M import *` of an input module that binds it, or of a module unseen.
+        const Symbol s = resolve_name(file, name);
+        if (s.kind == Symbol::Logger) {
+            return {ImportedLogger::Logger, fmt::format("`{}` comes from a star import: {} binds it with "
+                                                        "getLogger(...)/get_logger(...)",
+                                                        name, files_[s.file].module_name)};
+        }
+        if (!name_says_logger(name) || idx.star_imports.empty()) return {};
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` is bound by no import or assignment of this file (a star import?), so it is not "
+                            "known to be a logging.Logger",
+                            name)};
+    }
+    if (imp->name.empty()) return {};  // a module
+    const Symbol s = resolve_name(file, name);
+    const std::string origin = import_text(*imp);
+    if (s.kind == Symbol::Logger) {
+        return {ImportedLogger::Logger, fmt::format("`{}` comes from `{}`: {} binds it with getLogger(...)/"
+                                                    "get_logger(...)",
+                                                    name, origin, files_[s.file].module_name)};
+    }
+    if (s.kind == Symbol::External) {
+        const auto dot = s.name.rfind('.');
+        const std::string module = dot == std::string::npos ? std::string() : s.name.substr(0, dot);
+        const std::string bound = s.name.substr(dot == std::string::npos ? 0 : dot + 1);
+        if ((module == "logging" && bound == "root") || (module_says_logging(module) && name_says_logger(bound))) {
+            return {ImportedLogger::Assumed,
+                    fmt::format("assumed a logging.Logger: `{}` comes from `{}`, and {} is not among the inputs; "
+                                "its name and the logger's say so",
+                                name, origin, module)};
+        }
+        if (!name_says_logger(bound) && !name_says_logger(name)) return {};
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` comes from `{}`, and {} is not among the inputs; its name does not say it holds "
+                            "loggers (loguru's `logger` is no logging.Logger), so the call is not rewritten: the "
+                            "rewrite replays it through logging.Logger's methods. Give graphmend that module's file "
+                            "if it is one of the project's",
+                            name, origin, module)};
+    }
+    if (s.kind == Symbol::None && (name_says_logger(imp->name) || name_says_logger(name))) {
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` comes from `{}`, which does not bind it by getLogger(...)/get_logger(...) alone, so "
+                            "it is not known to be a logging.Logger",
+                            name, origin)};
+    }
+    return {};
 }
 
 void Project::compute_module_classes() {

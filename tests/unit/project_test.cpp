@@ -151,19 +151,21 @@ TEST(Checkouts, PhiBHasNoSites) {
 
 TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     Sites separate;
-    for (const char* f : {"alpha", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
-    ASSERT_EQ(count(separate, "fixed"), 6u);
-    std::vector<std::string> order = {"alpha", "phi-a", "phi-b"};
+    for (const char* f : {"alpha", "delta", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
+    ASSERT_EQ(count(separate, "fixed"), 7u);
+    std::vector<std::string> order = {"alpha", "delta", "phi-a", "phi-b"};
     do {
-        EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2];
+        EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2] << " " << order[3];
     } while (std::next_permutation(order.begin(), order.end()));
     EXPECT_EQ(sites_of(fix_files(read_inputs({kCheckouts.string()}), FixOptions{})), separate);
 }
 
 // The CLI fixes a batch one independent group at a time (main.cpp): each checkout is a group,
 // and fixing the groups one by one gives every file the sites and bytes of one run over all.
+// (delta holds a package, which makes a batch one group: the Hub checkouts are given.)
 TEST(Checkouts, EachCheckoutIsAGroupAndTheGroupsGiveTheBatchsOutcomes) {
-    const auto inputs = read_inputs({kCheckouts.string()});
+    const auto inputs = read_inputs({(kCheckouts / "alpha").string(), (kCheckouts / "phi-a").string(),
+                                     (kCheckouts / "phi-b").string()});
     std::vector<std::string> paths;
     for (const auto& in : inputs) paths.push_back(in.path);
     const auto groups = independent_groups(paths);
@@ -708,4 +710,75 @@ TEST(Pruning, SitesAreThoseOfARunKeepingEveryTree) {
     }
     // The forward's test reads base.py's tensor attribute: a GM201 site, fixed.
     EXPECT_EQ(fixed, 1u);
+}
+
+// --- loggers imported from another module (issue 28) ---------------------------------------------
+
+// A logger bound in another input module is a logger; one from a module outside the inputs is
+// taken as one only when both names say so (loguru's `logger` is no logging.Logger).
+TEST(ImportedLoggers, KindsByWhereTheNameComesFrom) {
+    const std::string dir = "/nonexistent-graphmend/logs/";
+    const auto project = project_of({
+        {dir + "log_utils.py", "import logging\nlogger = logging.getLogger('x')\nLEVEL = 20\n"
+                               "rebound = logging.getLogger('y')\nrebound = rebound.getChild('z')\n"},
+        {dir + "model.py", "from .log_utils import logger\nfrom .log_utils import logger as log\n"
+                           "from .log_utils import LEVEL\nfrom .log_utils import rebound as rebound_logger\n"
+                           "from .helpers import logger as helper_logger\nfrom .log_helpers import logger as lh\n"
+                           "from loguru import logger as loguru_logger\n"
+                           "from transformers.utils.logging import logger as hf_logger\nfrom logging import root\n"
+                           "from .helpers import table\n"},
+        {dir + "star.py", "from .log_utils import *\n"},
+        {dir + "own.py", "import logging\nfrom .log_utils import logger\nlogger = logging.getLogger('own')\n"},
+    });
+    const auto kind = [&](std::size_t file, const std::string& name) {
+        return project.imported_logger(file, name).kind;
+    };
+    using K = analysis::ImportedLogger;
+    EXPECT_EQ(kind(1, "logger"), K::Logger);
+    EXPECT_EQ(kind(1, "log"), K::Logger);  // an alias: the runtime finds it by the name the module binds
+    EXPECT_EQ(kind(2, "logger"), K::Logger);  // through the star import
+    EXPECT_EQ(kind(1, "LEVEL"), K::None);
+    EXPECT_EQ(kind(1, "rebound_logger"), K::Unknown);  // bound there by more than getLogger(...)
+    EXPECT_EQ(kind(1, "helper_logger"), K::Unknown);   // helpers.py is not among the inputs and says nothing
+    EXPECT_EQ(kind(1, "lh"), K::Assumed);              // log_helpers.py is not among the inputs, but says so
+    EXPECT_EQ(kind(1, "loguru_logger"), K::Unknown);
+    EXPECT_EQ(kind(1, "hf_logger"), K::Assumed);
+    EXPECT_EQ(kind(1, "root"), K::Assumed);  // logging.root
+    EXPECT_EQ(kind(1, "table"), K::None);
+    EXPECT_EQ(kind(3, "logger"), K::None);  // bound in the module itself: ModuleIndex::loggers
+    EXPECT_NE(project.imported_logger(1, "lh").detail.find("assumed a logging.Logger"), std::string::npos);
+    EXPECT_NE(project.imported_logger(1, "logger").detail.find("logs.log_utils"), std::string::npos);
+}
+
+TEST(ImportedLoggers, LoggingCallOnAnImportedLoggerIsFixedAndAnUnknownOneRefused) {
+    const std::string dir = "/nonexistent-graphmend/imported-logger/";
+    const std::string model =
+        "import torch\nfrom torch import nn\nfrom .log_utils import logger\nfrom loguru import logger as lg\n\n"
+        "class M(nn.Module):\n    def forward(self, x):\n        logger.info('shape %s', tuple(x.shape))\n"
+        "        lg.info('shape {}', tuple(x.shape))\n        return x\n";
+    const auto out = fix_files({{dir + "log_utils.py", "import logging\n\nlogger = logging.getLogger(__name__)\n"},
+                                {dir + "model.py", model}},
+                               FixOptions{});
+    ASSERT_EQ(out.at(1).sites.size(), 2u);
+    EXPECT_TRUE(out[1].applied[0]);
+    EXPECT_EQ(out[1].sites[0].what, "logger.info(...)");
+    EXPECT_NE(out[1].sites[0].detail.find("from .log_utils import logger"), std::string::npos);
+    EXPECT_NE(out[1].fixed.find("_graphmend_log(\"logger\", \"info\", 8, \"forward\", 'shape %s'"), std::string::npos);
+    EXPECT_FALSE(out[1].applied[1]);
+    EXPECT_NE(out[1].sites[1].reason.find("loguru"), std::string::npos);
+    // A local of the same name is not the imported logger.
+    const auto local = fix_files({{dir + "log_utils.py", "import logging\n\nlogger = logging.getLogger(__name__)\n"},
+                                  {dir + "model.py", "from torch import nn\nfrom .log_utils import logger\n\n"
+                                                     "class M(nn.Module):\n    def forward(self, x, logger):\n"
+                                                     "        logger.info('x')\n        return x\n"}},
+                                 FixOptions{});
+    EXPECT_TRUE(local.at(1).sites.empty());
+}
+
+// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py.
+TEST(Checkouts, DeltaLoggerImportedFromLogUtilsIsFixed) {
+    const Sites sites = run_checkouts({"delta"});
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/modeling_delta.py").string()),
+              std::vector<std::string>{"14:9 GM101 fixed"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 1u);
 }
