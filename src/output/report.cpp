@@ -75,6 +75,15 @@ std::string code_and_message(const FileOutcome& o, std::size_t i, const Style& s
                        style.paint(fmt::format("[{}]", text_label(o, i)), label_colour(o, i)), site_message(o, i));
 }
 
+// `note: path:line: message` per note (Project::notes), as warnings are printed.
+std::string note_lines(const FileOutcome& o, const Style& style) {
+    std::string out;
+    for (const analysis::Note& n : o.notes) {
+        out += fmt::format("{} {}:{}: {}\n", style.paint("note:", "36"), style.paint(o.path, "1"), n.line, n.message);
+    }
+    return out;
+}
+
 std::string site_lines(const FileOutcome& o, const Style& style, bool fixable_only = false) {
     std::string out;
     const Placer placer(o);
@@ -85,6 +94,7 @@ std::string site_lines(const FileOutcome& o, const Style& style, bool fixable_on
                            code_and_message(o, i, style));
     }
     if (o.error) out += style.paint(*o.error, "31") + "\n";
+    if (!fixable_only) out += note_lines(o, style);
     return out;
 }
 
@@ -112,7 +122,7 @@ std::string concise_report(const FileOutcome& o, const Style& style) { return si
 std::string findings_report(const FileOutcome& o, const Style& style) { return site_lines(o, style, true); }
 
 std::string grouped_report(const FileOutcome& o, const Style& style) {
-    if (o.sites.empty() && !o.error) return {};
+    if (o.sites.empty() && !o.error && o.notes.empty()) return {};
     const Placer placer(o);
     struct Row {
         std::uint32_t line, column;
@@ -127,6 +137,7 @@ std::string grouped_report(const FileOutcome& o, const Style& style) {
         rows.push_back({o.error_at.line, placer.column(o.error_at.line, o.error_at.col),
                         style.paint(error_message(o), "31")});
     }
+    for (const analysis::Note& n : o.notes) rows.push_back({n.line, 1, style.paint("note:", "36") + " " + n.message});
     std::size_t line_width = 1;
     std::size_t column_width = 1;
     for (const Row& r : rows) {
