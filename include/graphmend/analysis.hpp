@@ -33,6 +33,11 @@
 // the same answer on every machine and costs nothing at run time. A name matches an entry
 // `M.C` when it is `P.C` for P equal to M or a package above M (the package re-exports its
 // modules' classes: `transformers.PreTrainedModel`, `transformers.models.llama.LlamaModel`).
+// A class none of whose bases resolves to an nn.Module falls back to the same table for a base
+// that cannot be resolved (a relative import whose module is not among the inputs, matched by
+// the import's last parts and the class's name; a name a star import of a module outside the
+// inputs would give), and says so in a note (Project::notes); a base that resolves neither way
+// is a note too, where it puts a forward out of scope.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +73,10 @@ struct ClassInfo {
     /// The same bases as dotted text (`nn.Module`), "" for a base that is not a chain of
     /// names and attributes: what the project resolves them through, with or without a tree.
     std::vector<std::string> base_names;
+    /// The same bases as written, on one line and cut at 60 characters: what a note names.
+    std::vector<std::string> base_texts;
     std::map<std::string, syntax::Node> methods;  // name -> function_definition
+    std::uint32_t line = 0;                       // 1-based line of `class`
 };
 
 /// What a module binds at module level (including inside module-level if/try/with blocks).
@@ -182,6 +190,27 @@ std::string module_name_for(const std::string& path, bool* is_package_init = nul
 /// a few other torch classes, or an entry of the shipped transformers table (see above).
 bool is_external_module_class(const std::string& dotted);
 
+/// Something the analysis of a file assumed, or could not resolve, that decides what is in
+/// scope: a line the reports show with the file's sites (FileOutcome::notes), so that a file
+/// with 0 sites says why. `line` is 1-based.
+struct Note {
+    std::uint32_t line = 0;
+    std::string message;
+    friend bool operator==(const Note&, const Note&) = default;
+};
+
+/// What a logging call's receiver is when the file binds it by an import (`from .log_utils
+/// import logger`), not by `logging.getLogger(...)` itself (ModuleIndex::loggers).
+struct ImportedLogger {
+    enum Kind {
+        None,     // not a logger, or nothing said of it (a class, a function, a module, ...)
+        Logger,   // bound by getLogger(...)/get_logger(...) in a module among the inputs
+        Assumed,  // from a module outside the inputs, taken as a logger by its names (`detail` says so)
+        Unknown,  // its name says logger, but nothing shows it is a logging.Logger (`detail` says why)
+    } kind = None;
+    std::string detail;
+};
+
 /// A function in the compiled scope: file index and the function_definition node.
 struct FunctionRef {
     std::size_t file = 0;
@@ -276,10 +305,31 @@ public:
     /// The dotted name outside the project an expression resolves to through the file's
     /// imports (`F.relu` -> "torch.nn.functional.relu"), or "".
     [[nodiscard]] std::string external_name(std::size_t file, const syntax::Node& expr) const;
+    /// What `name`, bound in `file` by an import and not otherwise at module level, is as the
+    /// receiver of a logging call (`name.info(...)`). Followed through the inputs' imports to
+    /// the module that binds it: a name bound there by getLogger(...)/get_logger(...) alone is a
+    /// Logger. A name from a module outside the inputs is Assumed a logging.Logger when both
+    /// that module's dotted name and the name say so (`transformers.utils.logging`, `log_utils`,
+    /// `logging`; `logger`, `log`, `*logger`), as `logging.root` is; with only the name saying so
+    /// it is Unknown (loguru's `logger` is no logging.Logger, and the runtime replays a call
+    /// through logging.Logger's own methods).
+    [[nodiscard]] ImportedLogger imported_logger(std::size_t file, const std::string& name) const;
+
+    /// The notes of a file (Note), by line: a base class taken from the shipped table on a
+    /// fallback, and a base that resolves neither way, for the classes whose methods it puts
+    /// out of scope (a class with a forward that is not in scope, and the classes it derives
+    /// from). A base of a class is taken from the table when no base resolves to an nn.Module
+    /// and it comes through a relative import whose module is not among the inputs (it leaves
+    /// the folder or package given, or its file was not given): `from ...modeling_utils import
+    /// PreTrainedModel` is taken as `transformers.modeling_utils.PreTrainedModel`, an entry
+    /// `M: C` whose M ends with the import's module and C is the class; or when it is bound
+    /// by no import and a star import of a module outside the inputs names an nn.Module of
+    /// that name (`from torch.nn import *`: `Module`).
+    [[nodiscard]] const std::vector<Note>& notes(std::size_t file) const;
 
 private:
     struct Symbol {  // what a name resolves to
-        enum Kind { None, Module, Class, Function, External } kind = None;
+        enum Kind { None, Module, Class, Function, External, Logger } kind = None;
         std::size_t file = 0;
         std::string name;  // class/function name, or the dotted external name
     };
@@ -304,9 +354,20 @@ private:
     [[nodiscard]] std::string absolute_module(std::size_t file, const Import& imp) const;
     [[nodiscard]] std::vector<std::pair<std::size_t, std::string>> class_bases(std::size_t file,
                                                                               const std::string& cls) const;
+    /// The classes of the inputs a class derives from, each once, without the class itself.
+    [[nodiscard]] std::vector<std::pair<std::size_t, std::string>> ancestors(std::size_t file,
+                                                                           const std::string& cls) const;
     bool compute_module_class(std::size_t file, const std::string& class_name);
     void compute_module_classes();
     void compute_scope();
+    /// How a base of a class that no base makes an nn.Module is read: see notes().
+    struct BaseReading {
+        enum Kind { Known, Assumed, Unknown } kind = Known;  // Known: nothing to say (a builtin, torch, a project class)
+        std::string text;                                    // Assumed/Unknown: what the note says of the base
+    };
+    [[nodiscard]] BaseReading read_base(std::size_t file, const ClassInfo& info, std::size_t base) const;
+    [[nodiscard]] std::string import_text(const Import& imp) const;
+    void compute_notes();
 
     std::vector<SourceFile> files_;
     std::vector<std::size_t> by_path_;  // file indices in path order: analysis order, whatever the input order
@@ -316,6 +377,10 @@ private:
     std::set<std::pair<std::size_t, std::uint32_t>> scope_;
     std::map<std::size_t, std::vector<syntax::Node>> scope_nodes_;  // the same functions, per file
     std::map<std::pair<std::size_t, std::string>, bool> module_classes_;  // every class of every file
+    /// The classes that are nn.Modules only through a base taken from the table (read_base),
+    /// with what their note says of it.
+    std::map<std::pair<std::size_t, std::string>, std::string> assumed_bases_;
+    std::map<std::size_t, std::vector<Note>> notes_;  // per file, by line
     Loader load_;        // the constructor's loader (cleared when it returns)
     struct LoadedTrees;  // tree_of's parses of pruned files
     std::shared_ptr<LoadedTrees> loaded_;

@@ -18,6 +18,7 @@ struct DeferredCall {
     std::string leading;    // the helper's leading arguments: `"logger", "warning", 30, "forward"`, `30`, or ""
     std::string arguments;  // the call's argument list without its parentheses, message arguments deferred
     std::string refused;    // why the call cannot be deferred ("" when it can)
+    std::string detail;     // what was found or assumed of an imported logger ("" otherwise)
     std::vector<syntax::Node> positional;  // the call's positional arguments (its messages among them)
     /// message_condition of the call's arguments: "" or the condition under which the runtime
     /// defers the call (and its break is gone).

@@ -109,6 +109,10 @@ struct FileOutcome {
     std::optional<std::string> error;  // "path:line:col: message" when the file could not be processed
     std::size_t suppressed = 0;        // sites left out: a rule not selected, or a `# noqa` comment
     std::vector<std::string> warnings; // "path:line: message": a malformed `# noqa` or `# graphmend:` comment
+    /// What the analysis assumed, or could not resolve, that decides what is in scope
+    /// (analysis::Project::notes): a base class taken from the shipped table, a base that
+    /// resolves neither way. Found by the first pass; reports show them with the file's sites.
+    std::vector<analysis::Note> notes;
     FileError error_kind = FileError::Syntax;
     syntax::LineCol error_at;          // where `error` points in the input (1:1 for an internal error)
     bool skip_rules = false;           // internal: a later pass of the fixed-point loop leaves this file be

@@ -15,6 +15,18 @@ namespace {
 
 std::string dotted(const Node& n) { return std::string(n.text()); }
 
+// A base as a note names it: blanks folded to one space, cut at 60 characters.
+std::string base_text(const Node& n) {
+    std::string out;
+    for (const char c : n.text()) {
+        const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+        if (blank && (out.empty() || out.back() == ' ')) continue;
+        out += blank ? ' ' : c;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.size() > 60 ? out.substr(0, 57) + "..." : out;
+}
+
 
 void add_import_statement(const Node& stmt, ModuleIndex& index) {
     for (const Node& c : stmt.named_children()) {
@@ -84,12 +96,13 @@ void visit_block(const Node& block, ModuleIndex& index) {
     for (const Node& stmt : block.named_children()) {
         Node def = stmt.is("decorated_definition") ? stmt.field("definition") : stmt;
         if (def.is("class_definition")) {
-            ClassInfo info{dotted(def.field("name")), def, {}, {}, {}};
+            ClassInfo info{dotted(def.field("name")), def, {}, {}, {}, {}, def.position().line};
             if (const Node supers = def.field("superclasses")) {
                 for (const Node& b : supers.named_children()) {
                     if (!b.is("keyword_argument") && !b.is("list_splat") && !b.is("dictionary_splat")) {
                         info.bases.push_back(b);
                         info.base_names.push_back(chain_text(b));
+                        info.base_texts.push_back(base_text(b));
                     }
                 }
             }

@@ -10,6 +10,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "graphmend/analysis.hpp"
 #include "graphmend/module_table.hpp"
 
@@ -101,6 +104,68 @@ Node keyword_arg(const Node& call, std::string_view name) {
 
 bool is_torch_module(const std::string& dotted) { return dotted == "torch" || dotted.starts_with("torch."); }
 
+// The table's entry `M.C` for a class C that a relative import outside the inputs names as
+// `TAIL.C` (`from ...modeling_utils import PreTrainedModel`: TAIL "modeling_utils"): an M
+// that is TAIL or ends with `.TAIL`, the first in name order; any M for an empty TAIL.
+std::optional<std::string> table_entry(const std::string& cls, const std::string& tail) {
+    const auto& table = module_table();
+    const auto it = table.find(cls);
+    if (it == table.end()) return std::nullopt;
+    std::optional<std::string> best;
+    for (const std::string& m : it->second) {
+        if (!tail.empty() && m != tail && !m.ends_with("." + tail)) continue;
+        if (!best || m < *best) best = m;
+    }
+    if (!best) return std::nullopt;
+    return *best + "." + cls;
+}
+
+// Names of builtins a class may derive from: never an nn.Module, nothing to say.
+bool is_builtin_base(const std::string& name) {
+    static const std::set<std::string, std::less<>> names = {
+        "object", "dict", "list", "tuple", "set", "frozenset", "int", "float", "complex", "str", "bytes",
+        "bytearray", "type", "property", "staticmethod", "classmethod", "super", "memoryview", "range", "slice"};
+    return names.contains(name) || name.ends_with("Error") || name.ends_with("Exception") ||
+           name.ends_with("Warning") || name == "BaseExceptionGroup" || name == "ExceptionGroup";
+}
+
+// Packages outside the inputs whose classes graphmend knows to be nn.Modules or not: torch
+// (is_external_module_class) and the standard library modules classes come from.
+bool is_known_package(const std::string& dotted) {
+    static const std::set<std::string, std::less<>> roots = {
+        "torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "contextlib",
+        "numbers", "types", "builtins", "functools", "threading", "multiprocessing", "io", "json", "os", "pathlib",
+        "unittest", "argparse", "logging", "string", "warnings", "weakref", "queue", "asyncio", "concurrent",
+        "ctypes", "inspect", "copy", "pickle", "socketserver", "http", "ast"};
+    return roots.contains(dotted.substr(0, dotted.find('.')));
+}
+
+// True when a dotted module name says it holds loggers: a part `logging`, `log`, `logger`,
+// `log_utils`, `utils_logging`, ... (`transformers.utils.logging`, `delta.log_utils`), not
+// `loguru` or `structlog`, whose loggers are no logging.Logger.
+bool module_says_logging(std::string_view dotted) {
+    while (!dotted.empty()) {
+        const auto dot = dotted.find('.');
+        std::string part(dotted.substr(0, dot));
+        dotted = dot == std::string_view::npos ? std::string_view() : dotted.substr(dot + 1);
+        while (part.starts_with('_')) part.erase(0, 1);
+        std::transform(part.begin(), part.end(), part.begin(), [](unsigned char c) { return std::tolower(c); });
+        for (const std::string_view word : {"logging", "log", "logger", "loggers"}) {
+            if (part == word || part.starts_with(std::string(word) + "_") || part.ends_with("_" + std::string(word))) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// True when a name says it is a logger: `logger`, `log`, `LOGGER`, `_logger`, `root_logger`.
+bool name_says_logger(std::string name) {
+    while (name.starts_with('_')) name.erase(0, 1);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    return name == "log" || name.ends_with("logger") || name.starts_with("logger_");
+}
+
 }  // namespace
 
 bool is_external_module_class(const std::string& dotted) {
@@ -138,6 +203,7 @@ Project::Project(std::vector<SourceFile> files, Loader load)
     register_modules();
     compute_module_classes();
     compute_scope();
+    compute_notes();
     load_read_files();
     load_ = nullptr;
 }
@@ -241,14 +307,8 @@ void Project::load_read_files() {
         for (std::size_t f = 0; f < files_.size(); ++f) {
             if (files_[f].pruned) continue;
             for (const auto& [name, info] : based.insert(f).second ? files_[f].index.classes : kNoClasses) {
-                std::vector<std::pair<std::size_t, std::string>> todo = class_bases(f, name);
-                std::set<std::pair<std::size_t, std::string>> seen;
-                while (!todo.empty()) {
-                    const auto c = todo.back();
-                    todo.pop_back();
-                    if (!seen.insert(c).second) continue;
+                for (const auto& c : ancestors(f, name)) {
                     if (files_[c.first].pruned) wave.push_back(c.first);
-                    for (const auto& b : class_bases(c.first, c.second)) todo.push_back(b);
                 }
             }
             if (!chased.insert(f).second) continue;
@@ -302,6 +362,10 @@ Project::Symbol Project::resolve_in_module(const std::string& ns, const std::str
         const ModuleIndex& idx = files_[*mod].index;
         if (idx.classes.contains(name)) return {Symbol::Class, *mod, name};
         if (idx.functions.contains(name)) return {Symbol::Function, *mod, name};
+        // A logger bound by getLogger(...)/get_logger(...) there and by nothing else.
+        if (idx.loggers.contains(name) && !idx.assigned.contains(name) && idx.find_import(name) == nullptr) {
+            return {Symbol::Logger, *mod, name};
+        }
         if (idx.find_import(name) != nullptr) return resolve_name(*mod, name, depth + 1);
         return resolve_star(*mod, name, depth + 1);
     }
@@ -382,6 +446,20 @@ std::vector<std::pair<std::size_t, std::string>> Project::class_bases(std::size_
     return out;
 }
 
+std::vector<std::pair<std::size_t, std::string>> Project::ancestors(std::size_t file, const std::string& cls) const {
+    std::vector<std::pair<std::size_t, std::string>> out;
+    std::vector<std::pair<std::size_t, std::string>> todo = class_bases(file, cls);
+    std::set<std::pair<std::size_t, std::string>> seen{{file, cls}};
+    while (!todo.empty()) {
+        const auto c = todo.back();
+        todo.pop_back();
+        if (!seen.insert(c).second) continue;
+        out.push_back(c);
+        for (const auto& b : class_bases(c.first, c.second)) todo.push_back(b);
+    }
+    return out;
+}
+
 bool Project::compute_module_class(std::size_t file, const std::string& class_name) {
     const auto key = std::make_pair(file, class_name);
     if (const auto it = module_classes_.find(key); it != module_classes_.end()) return it->second;
@@ -397,9 +475,253 @@ bool Project::compute_module_class(std::size_t file, const std::string& class_na
                 break;
             }
         }
+        // No base resolves to an nn.Module: one that could not be resolved may be taken from
+        // the shipped table (read_base), which its note says.
+        for (std::size_t k = 0; !result && k < it->second.base_names.size(); ++k) {
+            BaseReading r = read_base(file, it->second, k);
+            if (r.kind != BaseReading::Assumed) continue;
+            assumed_bases_[key] = std::move(r.text);
+            result = true;
+        }
     }
     module_classes_[key] = result;
     return result;
+}
+
+std::string Project::import_text(const Import& imp) const {
+    const std::string dots(static_cast<std::size_t>(imp.level), '.');
+    if (imp.name.empty()) {
+        return imp.local == imp.module ? fmt::format("import {}", imp.module)
+                                       : fmt::format("import {} as {}", imp.module, imp.local);
+    }
+    const std::string as = imp.local == imp.name ? std::string() : " as " + imp.local;
+    return fmt::format("from {}{} import {}{}", dots, imp.module, imp.name, as);
+}
+
+Project::BaseReading Project::read_base(std::size_t file, const ClassInfo& info, std::size_t k) const {
+    const SourceFile& sf = files_[file];
+    const ModuleIndex& idx = sf.index;
+    const std::string& chain = info.base_names[k];
+    const std::string shown = k < info.base_texts.size() ? info.base_texts[k] : chain;
+    if (chain.empty()) {
+        // `Generic[T]`: what matters is the name subscripted; `make_base()` is not followed.
+        const auto bracket = shown.find('[');
+        if (bracket != std::string::npos) {
+            const Symbol s = resolve_dotted(file, shown.substr(0, bracket));
+            if (s.kind == Symbol::External && is_known_package(s.name)) return {};
+        }
+        return {BaseReading::Unknown, fmt::format("base `{}` is not a dotted name, which graphmend does not follow", shown)};
+    }
+    const std::string first = chain.substr(0, chain.find('.'));
+    const std::string rest = first.size() < chain.size() ? chain.substr(first.size() + 1) : std::string();
+    const Import* imp =
+        idx.classes.contains(first) || idx.functions.contains(first) ? nullptr : idx.find_import(first);
+    const Symbol s = resolve_dotted(file, chain);
+    if (s.kind == Symbol::Class || s.kind == Symbol::Module || s.kind == Symbol::Function ||
+        s.kind == Symbol::Logger) {
+        return {};  // a project class: its own bases are read at it
+    }
+    if (s.kind == Symbol::External && imp != nullptr && imp->level > 0) {
+        // A relative import whose module is not among the inputs: the file was given without
+        // it (a model file copied out of its package, a helper left out).
+        const std::string module = absolute_module(file, *imp);
+        const std::string& ns = namespace_of(file);
+        const bool missing = !find_module(ns, module) && (imp->name.empty() || !find_module(ns, module + "." + imp->name));
+        if (missing) {
+            std::string written = imp->module;
+            for (const std::string& part : {imp->name, rest}) {
+                if (part.empty()) continue;
+                written += (written.empty() ? "" : ".") + part;
+            }
+            const auto dot = written.rfind('.');
+            const std::string cls = dot == std::string::npos ? written : written.substr(dot + 1);
+            const std::string tail = dot == std::string::npos ? std::string() : written.substr(0, dot);
+            const std::size_t parts = static_cast<std::size_t>(std::count(sf.module_name.begin(), sf.module_name.end(), '.')) + 1;
+            const int strip = imp->level - (sf.is_package_init ? 1 : 0);
+            const std::string where =
+                strip >= 0 && static_cast<std::size_t>(strip) >= parts
+                    ? fmt::format("which leaves the {} `{}`", sf.isolated ? "folder" : "package",
+                                  std::filesystem::path(sf.project).filename().string())
+                    : fmt::format("whose module `{}` is not among the inputs", module.empty() ? "." : module);
+            if (const auto entry = table_entry(cls, tail)) {
+                const std::string as = tail.empty()
+                    ? fmt::format("an nn.Module: `{}` is a class name in graphmend's table of transformers 4.52.4's "
+                                  "nn.Module classes (e.g. `{}`)", cls, *entry)
+                    : fmt::format("`{}`, an nn.Module in graphmend's table of transformers 4.52.4", *entry);
+                return {BaseReading::Assumed, fmt::format("base `{}` comes from `{}`, {}: taken as {}", chain,
+                                                          import_text(*imp), where, as)};
+            }
+            return {BaseReading::Unknown,
+                    fmt::format("base `{}` could not be resolved: it comes from `{}`, {}, and graphmend's table of "
+                                "transformers 4.52.4's nn.Module classes has no `{}`{}",
+                                chain, import_text(*imp), where, cls,
+                                tail.empty() ? std::string() : fmt::format(" in a module `...{}`", tail))};
+        }
+    }
+    if (s.kind == Symbol::External) {
+        if (is_known_package(s.name)) return {};
+        if (s.name.starts_with("transformers.")) {
+            return {BaseReading::Unknown,
+                    fmt::format("base `{}` is `{}`, which graphmend's table of transformers 4.52.4's nn.Module classes "
+                                "does not list (a class added later is not in it)",
+                                chain, s.name)};
+        }
+        return {BaseReading::Unknown, fmt::format("base `{}` is `{}`, outside the inputs and not a known nn.Module "
+                                                  "(torch.nn's, or transformers 4.52.4's in graphmend's table)",
+                                                  chain, s.name)};
+    }
+    // Resolved to nothing.
+    if (rest.empty() && is_builtin_base(first)) return {};
+    if (imp != nullptr) {
+        return {BaseReading::Unknown, fmt::format("base `{}` could not be resolved: `{}` names no class graphmend can "
+                                                  "see there",
+                                                  chain, import_text(*imp))};
+    }
+    std::vector<std::string> outside;  // star imports of modules outside the inputs, last first
+    for (auto it = idx.star_imports.rbegin(); it != idx.star_imports.rend(); ++it) {
+        const std::string module = absolute_module(file, *it);
+        if (find_module(namespace_of(file), module)) continue;
+        if (it->level == 0 && is_external_module_class(module + "." + chain)) {
+            return {BaseReading::Assumed, fmt::format("base `{}` is bound by no import of its own: taken as `{}.{}`, "
+                                                      "an nn.Module, through `from {} import *`",
+                                                      chain, module, chain, module)};
+        }
+        outside.push_back(fmt::format("`from {}{} import *`", std::string(static_cast<std::size_t>(it->level), '.'),
+                                      it->module));
+    }
+    if (idx.assigned.contains(first)) {
+        return {BaseReading::Unknown, fmt::format("base `{}` could not be resolved: `{}` is bound by an assignment, "
+                                                  "which graphmend does not follow",
+                                                  chain, first)};
+    }
+    if (!outside.empty()) {
+        std::reverse(outside.begin(), outside.end());
+        const std::string which =
+            outside.size() == 1 ? outside.front()
+            : outside.size() <= 3
+                ? fmt::format("one of {}", fmt::join(outside, ", "))
+                : fmt::format("one of {}, {} ... ({} star imports)", outside[0], outside[1], outside.size());
+        return {BaseReading::Unknown, fmt::format("base `{}` could not be resolved: it may come from {}, of a "
+                                                  "module graphmend does not read",
+                                                  chain, which)};
+    }
+    return {BaseReading::Unknown,
+            fmt::format("base `{}` could not be resolved: the module binds no `{}` at module level", chain, first)};
+}
+
+void Project::compute_notes() {
+    // Per class with a forward: the classes it derives from in the inputs (itself first). A
+    // base taken from the table is noted at the class it is a base of; so is a base that
+    // resolves neither way, when the forward is out of scope for want of an nn.Module base.
+    std::map<std::pair<std::size_t, std::string>, std::vector<std::pair<std::size_t, std::string>>> unresolved;
+    std::set<std::pair<std::size_t, std::string>> assumed;
+    for (const std::size_t f : by_path_) {
+        for (const auto& [name, info] : files_[f].index.classes) {
+            const auto forward = info.methods.find("forward");
+            if (forward == info.methods.end()) continue;
+            const bool in = !files_[f].pruned && forward->second && scope_.contains({f, forward->second.begin()});
+            const bool out_of_scope = !is_module_class(f, name) && !in;
+            std::vector<std::pair<std::size_t, std::string>> classes = ancestors(f, name);
+            classes.insert(classes.begin(), {f, name});
+            for (const auto& c : classes) {
+                if (assumed_bases_.contains(c)) assumed.insert(c);
+                if (out_of_scope) unresolved[c].emplace_back(f, name);
+            }
+        }
+    }
+    const auto add = [&](std::size_t file, const std::string& cls, std::string message) {
+        notes_[file].push_back({files_[file].index.classes.at(cls).line, fmt::format("class `{}`: {}", cls, message)});
+    };
+    for (const auto& c : assumed) add(c.first, c.second, assumed_bases_.at(c));
+    for (const auto& [c, subjects] : unresolved) {
+        const ClassInfo& info = files_[c.first].index.classes.at(c.second);
+        std::vector<std::string> why;
+        for (std::size_t k = 0; k < info.base_names.size(); ++k) {
+            BaseReading r = read_base(c.first, info, k);
+            if (r.kind == BaseReading::Unknown) why.push_back(std::move(r.text));
+        }
+        if (why.empty()) continue;
+        std::string what;
+        const bool own = std::find(subjects.begin(), subjects.end(), c) != subjects.end();
+        const std::size_t others = subjects.size() - (own ? 1 : 0);
+        if (own) {
+            what = others == 0 ? "its forward is not in scope"
+                               : fmt::format("its forward is not in scope, nor that of {} class{} deriving from it",
+                                             others, others == 1 ? "" : "es");
+        } else {
+            what = fmt::format("the forward of `{}`{} is not in scope", subjects.front().second,
+                               others == 1 ? std::string() : fmt::format(" (and of {} more)", others - 1));
+        }
+        for (const std::string& w : why) add(c.first, c.second, fmt::format("{}; {}", w, what));
+    }
+    for (auto& [file, notes] : notes_) {
+        std::sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) {
+            return a.line != b.line ? a.line < b.line : a.message < b.message;
+        });
+        notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
+    }
+}
+
+const std::vector<Note>& Project::notes(std::size_t file) const {
+    static const std::vector<Note> kNone;
+    const auto it = notes_.find(file);
+    return it == notes_.end() ? kNone : it->second;
+}
+
+ImportedLogger Project::imported_logger(std::size_t file, const std::string& name) const {
+    const ModuleIndex& idx = files_[file].index;
+    if (idx.classes.contains(name) || idx.functions.contains(name) || idx.assigned.contains(name) ||
+        idx.loggers.contains(name)) {
+        return {};
+    }
+    const Import* imp = idx.find_import(name);
+    if (imp == nullptr) {
+        // Through `from M import *` of an input module that binds it, or of a module unseen.
+        const Symbol s = resolve_name(file, name);
+        if (s.kind == Symbol::Logger) {
+            return {ImportedLogger::Logger, fmt::format("`{}` comes from a star import: {} binds it with "
+                                                        "getLogger(...)/get_logger(...)",
+                                                        name, files_[s.file].module_name)};
+        }
+        if (!name_says_logger(name) || idx.star_imports.empty()) return {};
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` is bound by no import or assignment of this file (a star import?), so it is not "
+                            "known to be a logging.Logger",
+                            name)};
+    }
+    if (imp->name.empty()) return {};  // a module
+    const Symbol s = resolve_name(file, name);
+    const std::string origin = import_text(*imp);
+    if (s.kind == Symbol::Logger) {
+        return {ImportedLogger::Logger, fmt::format("`{}` comes from `{}`: {} binds it with getLogger(...)/"
+                                                    "get_logger(...)",
+                                                    name, origin, files_[s.file].module_name)};
+    }
+    if (s.kind == Symbol::External) {
+        const auto dot = s.name.rfind('.');
+        const std::string module = dot == std::string::npos ? std::string() : s.name.substr(0, dot);
+        const std::string bound = s.name.substr(dot == std::string::npos ? 0 : dot + 1);
+        if ((module == "logging" && bound == "root") || (module_says_logging(module) && name_says_logger(bound))) {
+            return {ImportedLogger::Assumed,
+                    fmt::format("assumed a logging.Logger: `{}` comes from `{}`, and {} is not among the inputs; "
+                                "its name and the logger's say so",
+                                name, origin, module)};
+        }
+        if (!name_says_logger(bound) && !name_says_logger(name)) return {};
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` comes from `{}`, and {} is not among the inputs; its name does not say it holds "
+                            "loggers (loguru's `logger` is no logging.Logger), so the call is not rewritten: the "
+                            "rewrite replays it through logging.Logger's methods. Give graphmend that module's file "
+                            "if it is one of the project's",
+                            name, origin, module)};
+    }
+    if (s.kind == Symbol::None && (name_says_logger(imp->name) || name_says_logger(name))) {
+        return {ImportedLogger::Unknown,
+                fmt::format("`{}` comes from `{}`, which does not bind it by getLogger(...)/get_logger(...) alone, so "
+                            "it is not known to be a logging.Logger",
+                            name, origin)};
+    }
+    return {};
 }
 
 void Project::compute_module_classes() {

@@ -602,6 +602,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         // The others' texts come back to their outcomes.
         for (std::size_t f = 0; f < input_of_file.size(); ++f) {
             FileOutcome& out = outcomes[input_of_file[f]];
+            if (first) out.notes = project.notes(f);
             analysis::SourceFile& file = project.files()[f];
             if (out.disk && out.fixed.empty() && out.sites.empty() && !out.error) {
                 std::string().swap(out.original);

@@ -67,6 +67,10 @@ std::string github_report(const Results& results) {
                                                                      : "graphmend (I/O error)";
             out += github_command("error", title, ",file=" + file, *o.error);
         }
+        for (const analysis::Note& n : o.notes) {
+            out += github_command("notice", "graphmend (note)", fmt::format(",file={},line={}", file, n.line),
+                                  fmt::format("{}:{}: {}", o.path, n.line, n.message));
+        }
         if (!results.write_error(f).empty()) {
             out += github_command("error", "graphmend (I/O error)", ",file=" + file, results.write_error(f));
         }

@@ -111,6 +111,8 @@ json file_json(const Results& results, std::size_t f) {
             error_location = {{"line", o.error_at.line}, {"column", placer.column(o.error_at.line, o.error_at.col)}};
         }
     }
+    json notes = json::array();
+    for (const analysis::Note& n : o.notes) notes.push_back({{"line", n.line}, {"message", n.message}});
     const auto write_error = results.write_error(f);
     return {{"path", o.path},
             {"project", o.project},
@@ -122,7 +124,8 @@ json file_json(const Results& results, std::size_t f) {
             {"write_error", write_error.empty() ? json(nullptr) : json(write_error)},
             {"runtime_edit", o.runtime_edit ? edit_json(*o.runtime_edit, placer) : json(nullptr)},
             {"suppressed", o.suppressed},
-            {"sites", sites}};
+            {"sites", sites},
+            {"notes", notes}};
 }
 
 }  // namespace

@@ -88,6 +88,15 @@ std::string code_and_message(const FileOutcome& o, std::size_t i, Mode mode, con
                        site_message(o, i));
 }
 
+// `note: path:line: message` per note (Project::notes), as warnings are printed.
+std::string note_lines(const FileOutcome& o, const Style& style) {
+    std::string out;
+    for (const analysis::Note& n : o.notes) {
+        out += fmt::format("{} {}:{}: {}\n", style.paint("note:", "36"), style.paint(o.path, "1"), n.line, n.message);
+    }
+    return out;
+}
+
 std::string site_lines(const FileOutcome& o, Mode mode, const Style& style, bool fixable_only = false) {
     std::string out;
     const Placer placer(o);
@@ -98,6 +107,7 @@ std::string site_lines(const FileOutcome& o, Mode mode, const Style& style, bool
                            code_and_message(o, i, mode, style));
     }
     if (o.error) out += style.paint(*o.error, "31") + "\n";
+    if (!fixable_only) out += note_lines(o, style);
     return out;
 }
 
@@ -130,7 +140,7 @@ std::string findings_report(const FileOutcome& o, Mode mode, const Style& style)
 }
 
 std::string grouped_report(const FileOutcome& o, Mode mode, const Style& style) {
-    if (o.sites.empty() && !o.error) return {};
+    if (o.sites.empty() && !o.error && o.notes.empty()) return {};
     const Placer placer(o);
     struct Row {
         std::uint32_t line, column;
@@ -145,6 +155,7 @@ std::string grouped_report(const FileOutcome& o, Mode mode, const Style& style) 
         rows.push_back({o.error_at.line, placer.column(o.error_at.line, o.error_at.col),
                         style.paint(error_message(o), "31")});
     }
+    for (const analysis::Note& n : o.notes) rows.push_back({n.line, 1, style.paint("note:", "36") + " " + n.message});
     std::size_t line_width = 1;
     std::size_t column_width = 1;
     for (const Row& r : rows) {

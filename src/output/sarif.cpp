@@ -103,7 +103,8 @@ json sarif_report(const Results& results) {
         rules.add(std::string(info.code), std::string(info.name), info.summary, true);
     }
     json out_results = json::array();
-    json notifications = json::array();
+    json notifications = json::array();  // errors: the run did not succeed
+    json notes = json::array();          // the analysis's notes (Project::notes), after the errors
     for (const std::string& e : results.read_errors) notifications.push_back({{"level", "error"}, {"message", text(e)}});
     for (std::size_t f = 0; f < results.outcomes.size(); ++f) {
         const FileOutcome& o = results.outcomes[f];
@@ -126,8 +127,15 @@ json sarif_report(const Results& results) {
         if (!results.write_error(f).empty()) {
             notifications.push_back({{"level", "error"}, {"message", text(results.write_error(f))}});
         }
+        for (const analysis::Note& n : o.notes) {
+            const Position at{n.line, 1, std::nullopt};
+            notes.push_back({{"level", "note"},
+                             {"message", text(n.message)},
+                             {"locations", json::array({location(o.path, region(at, std::nullopt))})}});
+        }
     }
     json invocation = {{"executionSuccessful", notifications.empty()}};
+    notifications.insert(notifications.end(), notes.begin(), notes.end());
     if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
     json driver = {{"name", "graphmend"}, {"version", kVersion}, {"informationUri", kHomepage}, {"rules", rules.list}};
     return {{"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},

@@ -1,6 +1,7 @@
 // Rule GM101 deferred-side-effect.
 //
-// What it does: finds `print(...)`, logging calls on module-level loggers
+// What it does: finds `print(...)`, logging calls on module-level loggers, bound in the file
+// or imported from another (analysis::Project::imported_logger)
 // (debug/info/warning/warn/warning_once/error/exception/critical/fatal/log) and
 // `warnings.warn(...)` in code that runs under torch.compile, and hands each message to
 // graphmend's runtime (src/runtime/deferred_effects.py), which delivers it from inside
@@ -58,6 +59,7 @@ private:
                              d.kind == "print" ? "GB0059" : d.kind == "log" ? "GB0291" : "GB0007");
         site.reason = d.refused;
         if (!site.reason.empty()) return site;
+        site.detail = d.detail;
 
         Fix fix;
         fix.effect_only = true;

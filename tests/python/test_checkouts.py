@@ -4,7 +4,11 @@
   folder, finds the expected sites per file;
 - the fixed `alpha`, loaded as remote code with AutoModel/AutoConfig(trust_remote_code=True),
   gives the same outputs, stdout and log records as the original, eagerly and under
-  torch.compile, and compiles to 1 FX graph.
+  torch.compile, and compiles to 1 FX graph;
+- `delta`'s DeltaModel logs through a logger imported from another module of its package: the
+  call is fixed (its detail names the import), also when log_utils.py is not given (then the
+  logger is assumed, which the detail says), and the fixed model compiles to 1 FX graph where
+  the original makes 2, with the same outputs and log records, eagerly and compiled.
 """
 import json
 import os
@@ -68,21 +72,56 @@ def test_phi_b_no_sites(tmp_path):
     assert all(s == [] for s in sites.values()), sites
 
 
+def test_delta_imported_logger_fixed(tmp_path):
+    require_graphmend()
+    sites = check([CHECKOUTS / "delta"], tmp_path)
+    assert sites == {
+        str(CHECKOUTS / "delta" / "sample.py"): [],
+        str(CHECKOUTS / "delta" / "delta" / "__init__.py"): [],
+        str(CHECKOUTS / "delta" / "delta" / "log_utils.py"): [],
+        # DeltaModel.forward: `logger` comes from `from .log_utils import logger`.
+        str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py"): [(14, "GM101", "fixed")],
+        # DeltaScheduler.step's conditional expression, which sample.py compiles, is not found yet.
+        str(CHECKOUTS / "delta" / "delta" / "scheduling_delta.py"): [],
+    }
+    detail = site_details(tmp_path)[str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py")][0]
+    assert "`from .log_utils import logger`" in detail and "delta.log_utils" in detail, detail
+
+
+def site_details(tmp_path):
+    """{absolute path: [detail or reason, ...]} of the last check()."""
+    out = {}
+    for entry in json.loads((tmp_path / "report.json").read_text())["files"]:
+        out[str((REPO / entry["path"]).resolve())] = [s["detail"] or s["reason"] for s in entry["sites"]]
+    return out
+
+
+def test_delta_model_alone_assumes_the_logger_and_says_so(tmp_path):
+    """log_utils.py not given: `from .log_utils import logger` leaves the inputs, and is taken as
+    a logging.Logger because both names say so; the detail says what was assumed."""
+    require_graphmend()
+    model = CHECKOUTS / "delta" / "delta" / "modeling_delta.py"
+    assert check([model], tmp_path) == {str(model): [(14, "GM101", "fixed")]}
+    detail = site_details(tmp_path)[str(model)][0]
+    assert detail.startswith("assumed a logging.Logger: `logger` comes from `from .log_utils import logger`"), detail
+
+
 @pytest.mark.parametrize("args,cwd", [
     (["."], CHECKOUTS),
-    (["phi-b", "phi-a", "alpha"], CHECKOUTS),
-    (["alpha", "phi-b", "phi-a"], CHECKOUTS),
+    (["phi-b", "phi-a", "delta", "alpha"], CHECKOUTS),
+    (["alpha", "phi-b", "delta", "phi-a"], CHECKOUTS),
     (["tests/checkouts"], REPO),
     ([str(CHECKOUTS)], "/"),
-    (["alpha/modeling_alpha.py", "phi-b", "alpha/configuration_alpha.py", "phi-a/utils_phi.py",
-      "phi-a/modeling_phi.py", "phi-a/configuration_phi.py"], CHECKOUTS),
+    (["alpha/modeling_alpha.py", "phi-b", "delta/delta/modeling_delta.py", "alpha/configuration_alpha.py",
+      "phi-a/utils_phi.py", "delta/sample.py", "phi-a/modeling_phi.py", "delta/delta/log_utils.py",
+      "phi-a/configuration_phi.py", "delta/delta/scheduling_delta.py", "delta/delta/__init__.py"], CHECKOUTS),
 ], ids=["dot", "reversed", "mixed", "parent-folder", "absolute-from-root", "files-shuffled"])
 def test_all_checkouts_at_once_match_the_separate_runs(tmp_path, args, cwd):
     require_graphmend()
     separate = {}
-    for name in ("alpha", "phi-a", "phi-b"):
+    for name in ("alpha", "delta", "phi-a", "phi-b"):
         separate.update(check([CHECKOUTS / name], tmp_path))
-    assert sum(len(s) for s in separate.values()) == 6
+    assert sum(len(s) for s in separate.values()) == 7
     together = check(args, tmp_path, cwd=cwd)
     assert together == separate
 
@@ -191,4 +230,87 @@ def test_fixed_alpha_as_remote_code_behaves_the_same_in_one_graph(tmp_path):
     assert torch.equal(torch.load(tmp_path / "out-original" / "eager-big.pt"),
                        torch.load(tmp_path / "out-original" / "compiled-big.pt"))
     assert before["graphs"] > 1
+    assert after["graphs"] == 1, after["graphs"]
+
+
+# --- the fixed delta: DeltaModel, its logger imported from log_utils.py ---------------------------
+
+RUN_DELTA = textwrap.dedent('''
+    import json, logging, sys
+    folder, out = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, folder)
+    import torch
+    from delta import DeltaModel
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.records = []
+
+        def emit(self, record):
+            self.records.append([record.name, record.levelname, record.getMessage(), record.filename,
+                                 record.lineno, record.funcName])
+
+    handler = Records()
+    logging.getLogger("delta").addHandler(handler)
+    logging.getLogger("delta").setLevel(logging.INFO)
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(len(gm.graph.nodes))
+        return gm.forward
+
+    torch.manual_seed(0)
+    model = DeltaModel().eval()
+    x = torch.randn(2, 8)
+    result = {"source": sys.modules[type(model).__module__].__file__}
+    with torch.no_grad():
+        for arm, fn in (("eager", model), ("compiled", torch.compile(model, backend=counting_backend, dynamic=False))):
+            handler.records.clear()
+            torch.save(fn(x), f"{out}/{arm}.pt")
+            result[arm] = list(handler.records)
+    result["graphs"] = len(graphs)
+    with open(f"{out}/result.json", "w") as f:
+        json.dump(result, f)
+''')
+
+
+def run_delta(folder, out):
+    out.mkdir()
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(out / "inductor"))
+    proc = subprocess.run([sys.executable, "-c", RUN_DELTA, str(folder), str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads((out / "result.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["checkout", "model-file-alone"])
+def test_fixed_delta_model_behaves_the_same_in_one_graph(tmp_path, given):
+    """Fixed with the whole checkout given (the logger resolved through log_utils.py, runtime
+    module), or with modeling_delta.py alone (the logger assumed, runtime inline)."""
+    require_graphmend()
+    import torch
+
+    original = tmp_path / "original"
+    fixed = tmp_path / "fixed"
+    shutil.copytree(CHECKOUTS / "delta", original)
+    shutil.copytree(CHECKOUTS / "delta", fixed)
+    target = fixed if given == "checkout" else fixed / "delta" / "modeling_delta.py"
+    proc = subprocess.run([str(BINARY), "fix", str(target)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    model = fixed / "delta" / "modeling_delta.py"
+    assert "_graphmend_log(\"logger\", \"info\", 14, \"forward\"" in model.read_text()
+
+    before = run_delta(original, tmp_path / "out-original")
+    after = run_delta(fixed, tmp_path / "out-fixed")
+    assert Path(before["source"]).is_relative_to(original) and Path(after["source"]).is_relative_to(fixed)
+    for arm in ("eager", "compiled"):
+        y0 = torch.load(tmp_path / "out-original" / f"{arm}.pt")
+        y1 = torch.load(tmp_path / "out-fixed" / f"{arm}.pt")
+        assert torch.equal(y0, y1), arm
+        assert after[arm] == before[arm], arm
+        assert before[arm] == [["delta", "INFO", "DeltaModel hidden of shape (2, 8)", "modeling_delta.py", 14,
+                                "forward"]], before[arm]
+    assert before["graphs"] == 2, before["graphs"]
     assert after["graphs"] == 1, after["graphs"]

