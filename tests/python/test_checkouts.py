@@ -80,7 +80,7 @@ def test_delta_imported_logger_fixed(tmp_path):
         str(CHECKOUTS / "delta" / "delta" / "__init__.py"): [],
         str(CHECKOUTS / "delta" / "delta" / "log_utils.py"): [],
         # DeltaModel.forward: `logger` comes from `from .log_utils import logger`.
-        str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py"): [(14, "GM101", "fixed")],
+        str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py"): [(14, "GM101", "fixable")],
         # DeltaScheduler.step's conditional expression, which sample.py compiles, is not found yet.
         str(CHECKOUTS / "delta" / "delta" / "scheduling_delta.py"): [],
     }
@@ -101,7 +101,7 @@ def test_delta_model_alone_assumes_the_logger_and_says_so(tmp_path):
     a logging.Logger because both names say so; the detail says what was assumed."""
     require_graphmend()
     model = CHECKOUTS / "delta" / "delta" / "modeling_delta.py"
-    assert check([model], tmp_path) == {str(model): [(14, "GM101", "fixed")]}
+    assert check([model], tmp_path) == {str(model): [(14, "GM101", "fixable")]}
     detail = site_details(tmp_path)[str(model)][0]
     assert detail.startswith("assumed a logging.Logger: `logger` comes from `from .log_utils import logger`"), detail
 

@@ -561,7 +561,7 @@ def test_notes_in_every_format(tmp_path):
     text = graphmend("check", "model", cwd=tmp_path)
     assert text.returncode == 0
     assert text.stderr.splitlines() == [f"note: model/modeling.py:5: {note}",
-                                        "model/modeling.py: 0 sites found, 0 fixed, 0 refused"]
+                                        "model/modeling.py: 0 sites found, 0 fixable, 0 refused"]
     assert graphmend("check", "-q", "model", cwd=tmp_path).stderr == ""
     concise = graphmend("check", "--output-format", "concise", "model", cwd=tmp_path).stderr
     assert concise == f"note: model/modeling.py:5: {note}\n"
