@@ -153,6 +153,10 @@ private:
     const Project& project_;
     std::map<std::pair<std::size_t, std::uint32_t>, Summary> summaries_;
     std::set<std::pair<std::size_t, std::uint32_t>> called_;  // functions with an analysed caller
+    // Module classes of the project built in some class's __init__ (`self.attn = PreNorm(norm,
+    // WindowAttention(...))`): submodules, whose forward a parent calls with arguments the
+    // analysis may not see (a call through `self.fn`), so its parameters are not seeded as data.
+    std::set<std::pair<std::size_t, std::string>> submodules_;
     // (file, class) -> attribute -> value, from `self.NAME = ...` / register_buffer in __init__.
     std::map<std::pair<std::size_t, std::string>, std::map<std::string, Value>> attributes_;
 };

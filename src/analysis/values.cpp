@@ -440,6 +440,12 @@ Values::Values(const Project& project) : project_(project) {
             const auto init = info.methods.find("__init__");
             if (init == info.methods.end()) continue;
             syntax::walk(init->second.field("body"), [&](const Node& n) {
+                if (n.is("call")) {
+                    if (auto c = project.class_named(f, n.field("function")); c && !(c->first == f && c->second == cls) &&
+                                                                               project.is_module_class(c->first, c->second)) {
+                        submodules_.emplace(c->first, c->second);
+                    }
+                }
                 if (n.is("call") && n.field("function").text() == "self.register_buffer") {
                     const auto args = n.field("arguments").named_children();
                     if (!args.empty() && args[0].is("string")) {
@@ -633,7 +639,13 @@ void Values::seed_params(Summary& s) {
                 v = join(v, lit.kinds ? lit : Value::of(kUnknown));
                 if (lit.kinds == kNone && !p.field("type")) v = join(v, Value::of(kUnknown));
             }
-            if (v.kinds == 0 && forward) v = Value::of(kTensor);  // forward's tensor arguments are data
+            // forward's tensor arguments are data; a submodule's forward that no analysed call
+            // reaches gets what its parent passes, which the analysis did not see (Florence-2's
+            // WindowAttention.forward(x, size), called through PreNorm's `self.fn`: `size` is a
+            // pair of ints).
+            if (v.kinds == 0 && forward) {
+                v = Value::of(submodules_.contains({s.file, s.owner}) ? kUnknown : kTensor);
+            }
         }
         if (v.kinds) s.env[name] = join(s.env[name], v);
     }

@@ -208,6 +208,47 @@ class Outer(nn.Module):
     EXPECT_FALSE(a.data_test("# K"));
 }
 
+TEST(Values, ASubmoduleForwardNoAnalysedCallReachesTakesNothingForData) {
+    // Florence-2's DaViT: WindowAttention is built inside SpatialBlock.__init__ and called
+    // through PreNorm's `self.fn`, which the analysis does not resolve; `size` is a pair of ints,
+    // so `pad_r > 0` is no data test. The model itself (an entry) still takes tensors.
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class PreNorm(nn.Module):
+    def __init__(self, norm, fn):
+        super().__init__()
+        self.norm = norm
+        self.fn = fn
+
+    def forward(self, x, *args):
+        return self.fn(self.norm(x), *args)
+
+
+class WindowAttention(nn.Module):
+    def forward(self, x, size):
+        H, W = size
+        pad_r = (7 - W % 7) % 7
+        if pad_r > 0:  # PAD
+            x = x[:, :H, :W]
+        return x
+
+
+class SpatialBlock(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.attn = PreNorm(nn.LayerNorm(dim), WindowAttention())
+
+    def forward(self, x, scale):
+        if scale > 1:  # SCALE
+            x = x * scale
+        return self.attn(x, (x.shape[1], x.shape[2]))
+)");
+    EXPECT_FALSE(a.data_test("# PAD"));
+    EXPECT_TRUE(a.data_test("# SCALE"));
+}
+
 }  // namespace
 
 // Values::callee resolves a module call through `self` to the class's forward, a method call
