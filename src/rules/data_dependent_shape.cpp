@@ -575,6 +575,28 @@ private:
                 return;
             }
         }
+        // `x.narrow(dim, start, length)` with a tensor start or length: its value is read
+        // (GB0033, "Data dependent operator", torch 2.12.1; measured: `x.narrow(1, counts[0], 1)`).
+        if (method == "narrow" && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
+            std::size_t position = 0;
+            for (const Node& a : args) {
+                const bool keyword = a.is("keyword_argument");
+                const std::size_t at = keyword ? SIZE_MAX : position++;
+                const std::string_view name = keyword ? a.field("name").text() : std::string_view();
+                const std::size_t first = torch_fn ? 2 : 1;  // torch.narrow(input, dim, start, length)
+                if (!(at == first || at == first + 1 || name == "start" || name == "length")) continue;
+                const Node value = keyword ? a.field("value") : a;
+                if (!ctx.values.eval(ctx.file, value).only(analysis::kTensor) || !tensor_size(ctx, def, value)) {
+                    continue;
+                }
+                out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), value.text()), "GB0033",
+                                      fmt::format("`{}` is a tensor used as narrow's {}: its value is read here (a "
+                                                  "data-dependent operator, unless capture_scalar_outputs), and the "
+                                                  "result's shape depends on it",
+                                                  value.text(), at == first || name == "start" ? "start" : "length")));
+                return;
+            }
+        }
         // Data-dependent output shapes.
         if (knowledge::dynamic_shape_op(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
             out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",

@@ -60,10 +60,10 @@ def test_tensor_slice_bounds_are_reported_where_dynamo_breaks():
     report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
                             check=True, capture_output=True, text=True).stdout
     sites = {s["line"]: (s["code"], s["status"], s["graph_break"]) for f in json.loads(report)["files"] for s in f["sites"]}
-    assert set(sites.values()) == {("GM401", "refused", "GB0124")}
+    assert set(sites.values()) == {("GM401", "refused", "GB0124"), ("GM401", "refused", "GB0033")}
     module = load_module(fixture, "slice_bounds_orig")
     breaking = set()
-    for name in ("ReadBound", "SpanBound", "StoreBound", "IntBound", "ParameterBound"):
+    for name in ("ReadBound", "SpanBound", "StoreBound", "NarrowStart", "IntBound", "ParameterBound"):
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
         counter = CompileCounter()
@@ -72,7 +72,7 @@ def test_tensor_slice_bounds_are_reported_where_dynamo_breaks():
         assert torch.equal(out, getattr(module, name)()(*args))
         if counter.frame_count != 1 or torch._dynamo.utils.counters["graph_break"]:
             breaking.add(name)
-    assert breaking == {"ReadBound", "SpanBound", "StoreBound"}
+    assert breaking == {"ReadBound", "SpanBound", "StoreBound", "NarrowStart"}
     # One reported line in the forward of each module that breaks.
     lines = fixture.read_text().splitlines()
     owners = [next(l for l in reversed(lines[:line]) if l.startswith("class ")).split()[1].split("(")[0]
