@@ -87,6 +87,9 @@ struct ModuleIndex {
     std::map<std::string, ClassInfo> classes;
     std::map<std::string, syntax::Node> functions;  // module-level function_definition
     std::set<std::string> loggers;   // names bound to logging.getLogger(...) / get_logger(...)
+    /// Names bound to a get_logger(...) known to return no logging.Logger (a LoggerAdapter:
+    /// knowledge::logger_factory, or a function of the module), with why: GM101 refuses them.
+    std::map<std::string, std::string> not_loggers;
     std::set<std::string> assigned;  // every other name bound at module level
     std::set<std::string> runtime_blocks;  // stems of the runtime blocks the file already holds
     /// In a file whose text names `compile` or `optimize`: every distinct dotted callee of a

@@ -57,6 +57,15 @@ const ValueRaisingOp* value_raising_op(std::string_view name);
 /// not one.
 bool dynamic_shape_op(std::string_view name);
 
+/// What a logger factory returns, by the module it comes from and its name: a logging.Logger
+/// (`logging.getLogger`; the `get_logger` of transformers', diffusers' and huggingface_hub's
+/// `utils.logging`, which call it), something else (accelerate.logging's `get_logger` returns a
+/// MultiProcessAdapter, a logging.LoggerAdapter without makeRecord or handle, which graphmend's
+/// runtime calls to replay a deferred record), or not known. `module` is the dotted module the
+/// name is imported from ("" for a name the file binds itself).
+enum class LoggerFactory { Logger, NotLogger, Unknown };
+LoggerFactory logger_factory(std::string_view module, std::string_view name);
+
 /// torch.nn modules whose forward raises for the values of its input (nn.Embedding: an index
 /// out of range), by class name; nullptr for any other class.
 const ValueRaisingOp* value_raising_module(std::string_view class_name);

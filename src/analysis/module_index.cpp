@@ -1,9 +1,12 @@
 // Module index: what a module binds at module level. See include/graphmend/analysis.hpp.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <set>
 #include <string_view>
 
 #include "graphmend/analysis.hpp"
+#include "graphmend/knowledge.hpp"
 #include "graphmend/runtime_sources.hpp"
 
 namespace graphmend::analysis {
@@ -75,12 +78,58 @@ bool is_logger_factory(const Node& call) {
     return name == "getLogger" || name == "get_logger";
 }
 
+// Why the logger a factory call makes is known to be no logging.Logger, or "": the factory is
+// imported from where the knowledge layer says so (accelerate's get_logger), or is a function of
+// this module that returns something other than a logging.getLogger(...) call. Anything else
+// keeps being taken for a logger (transformers' and diffusers' `logging.get_logger`).
+std::string not_a_logger(const Node& call, const ModuleIndex& index) {
+    const Node fn = call.field("function");
+    const Node name = fn.is("attribute") ? fn.field("attribute") : fn;
+    if (fn.is("identifier")) {
+        if (const Import* imp = index.find_import(std::string(fn.text())); imp && imp->level == 0) {
+            if (knowledge::logger_factory(imp->module, imp->name) == knowledge::LoggerFactory::NotLogger) {
+                return fmt::format("made by {}() from {}, which returns no logging.Logger", fn.text(), imp->module);
+            }
+        }
+        if (const auto def = index.functions.find(std::string(fn.text())); def != index.functions.end()) {
+            std::string other;
+            syntax::walk(def->second.field("body"), [&](const Node& n) {
+                if (!other.empty() || n.is("function_definition") || n.is("lambda")) return false;
+                if (!n.is("return_statement") || n.named_children().empty()) return true;
+                const Node v = n.named_children()[0];
+                const Node f = v.is("call") ? v.field("function") : Node();
+                const std::string_view callee = f.is("attribute") ? f.field("attribute").text() : f.text();
+                if (callee != "getLogger") other = std::string(v.text().substr(0, v.text().find('(')));
+                return false;
+            });
+            if (!other.empty()) {
+                return fmt::format("made by {}(), which returns {}(...), not a logging.Logger", fn.text(), other);
+            }
+        }
+        return "";
+    }
+    if (const Node obj = fn.field("object"); obj.is("identifier")) {
+        if (const Import* imp = index.find_import(std::string(obj.text())); imp && imp->level == 0) {
+            const std::string module = imp->name.empty() ? imp->module : imp->module + "." + imp->name;
+            if (knowledge::logger_factory(module, name.text()) == knowledge::LoggerFactory::NotLogger) {
+                return fmt::format("made by {}() from {}, which returns no logging.Logger", fn.text(), module);
+            }
+        }
+    }
+    return "";
+}
+
 void add_assignment(const Node& assignment, ModuleIndex& index) {
     const Node left = assignment.field("left");
     const Node right = assignment.field("right");
     if (left.is("identifier")) {
         if (right && is_logger_factory(right)) {
-            index.loggers.insert(dotted(left));
+            if (auto why = not_a_logger(right, index); !why.empty()) {
+                index.not_loggers[dotted(left)] = std::move(why);
+                index.assigned.insert(dotted(left));
+            } else {
+                index.loggers.insert(dotted(left));
+            }
         } else {
             index.assigned.insert(dotted(left));
         }

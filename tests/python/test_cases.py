@@ -41,6 +41,7 @@ CASES = [
     ("tests/fixtures/deferred-side-effect/message_forms.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/deferred-side-effect/fstring_edges.py", []),
     ("tests/fixtures/deferred-side-effect/lone_effects.py", ["--log-level", "INFO"]),
+    ("tests/fixtures/deferred-side-effect/logger_adapter.py", []),
     ("tests/fixtures/predicated-control-flow/forms.py", []),
     ("tests/fixtures/predicated-control-flow/effects.py", ["--log-level", "DEBUG"]),
     ("tests/fixtures/predicated-control-flow/returns.py", []),

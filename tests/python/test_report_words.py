@@ -49,3 +49,19 @@ def test_sizes_are_sizes_and_bincount_is_named():
     explained = torch._dynamo.explain(module.Model())(torch.tensor([[1, 2], [3, 3]]), torch.tensor(2))
     breaks = sorted({r.user_stack[-1].lineno for r in explained.break_reasons if r.user_stack})
     assert breaks[0] == 15  # nothing breaks on lines 12-14: the fill values and linspace's ends are traced
+
+
+def test_a_logger_that_is_no_logging_logger_is_refused_and_named(tmp_path):
+    # accelerate's get_logger returns a LoggerAdapter, which has no makeRecord or handle: the
+    # runtime's replay of a deferred record would raise. transformers' get_logger returns a
+    # logging.Logger and is deferred (src/knowledge/loggers.cpp).
+    require_graphmend()
+    model = tmp_path / "m.py"
+    model.write_text("from accelerate.logging import get_logger\nfrom transformers.utils import logging\n"
+                     "from torch import nn\n\nlogger = get_logger(__name__)\nhf_logger = logging.get_logger(__name__)\n"
+                     "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        logger.info('a')\n"
+                     "        hf_logger.info('b')\n        return x * 2\n")
+    sites = {s["line"]: s for _, s in check(model)}
+    assert sites[11]["status"] == "refused"
+    assert "accelerate.logging, which returns no logging.Logger" in sites[11]["reason"]
+    assert sites[12]["status"] == "fixable"

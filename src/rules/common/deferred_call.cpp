@@ -59,6 +59,12 @@ Call classify(const Node& call, const Context& ctx) {
     if (!obj.is("identifier")) return {};
     const std::string base(obj.text());
     if (idx.loggers.contains(base) && kLogMethods.contains(attr)) return {Kind::Log, base, attr};
+    if (const auto it = idx.not_loggers.find(base); it != idx.not_loggers.end() && kLogMethods.contains(attr)) {
+        return {Kind::Log, base, attr, "",
+                fmt::format("`{}` is {}: the runtime replays a deferred record through a logging.Logger's "
+                            "makeRecord and handle",
+                            base, it->second)};
+    }
     if (attr == "warn") {
         if (const auto* imp = idx.find_import(base); imp && imp->module == "warnings" && imp->name.empty()) {
             return {Kind::Warn, "", ""};
