@@ -37,7 +37,8 @@ Result JSON (written after every row, complete when "finished" is set):
   rows: one dict per row (row_result): row, model, architecture (sweep: the model_type), dtype,
       description, model_class, config_class, config, config_overrides (sweep: the architecture's
       own overrides; config is the whole difference to the class defaults), reference_row, reference_checkpoints, reference_before/after,
-      in_totals, note, torch, transformers, seconds, ok, error; not_available (the reason) for a
+      in_totals, note, input_shape ([batch, tokens], null: the row's own inputs) and grad (the setting),
+      torch, transformers, seconds, ok, error; not_available (the reason) for a
       model this transformers lacks or cannot build, error "not available at this version: ...",
       and nothing else measured; when measured also
       graphs/breaks/dynamo_breaks _before/_after, outputs_identical, output_sha256_before/after,
@@ -373,6 +374,8 @@ def row_result(row, result, seconds, site_root):
         "note": row.note,
         "unsafe_fixes": row.unsafe_fixes,
         "calls": row.calls,
+        "input_shape": result.get("input_shape"),
+        "grad": bool(result.get("grad")),
         "torch": result.get("torch"),
         "transformers": result.get("transformers"),
         "seconds": round(seconds, 1),
