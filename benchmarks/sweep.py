@@ -31,9 +31,10 @@ forward only); the JSON records the setting. --name NAME writes <json-dir>/sweep
 instead of sweep-<env>.json, so that a run at another setting, or of some rows, sits next to the
 whole sweep's results without replacing them: with --name, --rows may write into docs/results.
 A setting other than the sweep's needs --name or another --json-dir; --merge-into takes neither.
-The MoE rows at three settings (docs/RESULTS.md section 4b):
+The MoE rows at four settings (docs/RESULTS.md section 4b):
 
     .venv/bin/python benchmarks/sweep.py --rows moe --name moe-b1t8
+    .venv/bin/python benchmarks/sweep.py --rows moe --tokens 16 --name moe-b1t16
     .venv/bin/python benchmarks/sweep.py --rows moe --batch 2 --tokens 16 --name moe-b2t16
     .venv/bin/python benchmarks/sweep.py --rows moe --grad --name moe-grad
 
