@@ -30,6 +30,11 @@
         from its config, is a row "not available at this version: <reason>" (totals
         "rows_not_available"), not a failure. benchmarks/sweep.py runs this suite at
         both pins and remakes docs/RESULTS.md.
+    graph_breaks.py --suite sweep --batch 2 --tokens 16 [--grad] ...
+        A setting other than the sweep's input (1 x 8 tokens, torch.no_grad()) for every
+        row: token ids of shape (batch, tokens) (image and audio inputs take the batch),
+        and with --grad the forwards run with autograd enabled (the forward only, no
+        backward; the model stays in eval mode). --model sweep:ARCH takes them too.
 
 The graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend).
 Run with the project's venv (.venv/bin/python). Exit: 0 ok, 1 a check failed or
@@ -57,14 +62,19 @@ def parse_args(argv):
     p.add_argument("--env", choices=sorted(ENVS),
                    help="--suite only: the arms' environment: pins (.venv, default) or latest (.venv-latest)")
     p.add_argument("--rows", metavar="NAME,...",
-                   help="--suite only: run only these rows (row name such as bart/float16, or model name)")
+                   help="--suite only: run only these rows (row name such as bart/float16, or model name; "
+                        "moe: the sweep's mixture-of-experts rows)")
     p.add_argument("--list", action="store_true", help="--suite only: print the rows, run nothing")
     p.add_argument("--json", metavar="OUT.json", help="write the full result here")
     p.add_argument("--keep", metavar="DIR", help="keep the work files (fixed copy, arm outputs) in DIR")
     p.add_argument("--log-level", metavar="LEVEL",
                    help="--case only: set the root logger's level in every arm (default: leave it)")
     p.add_argument("--grad", action="store_true",
-                   help="--case only: call the model with autograd enabled (default: torch.no_grad())")
+                   help="call the model with autograd enabled (default: torch.no_grad()); the forward only")
+    p.add_argument("--batch", type=int, metavar="B",
+                   help="--suite sweep or --model sweep:ARCH: the inputs' batch (default 1)")
+    p.add_argument("--tokens", type=int, metavar="T",
+                   help="--suite sweep or --model sweep:ARCH: tokens per sequence (default 8)")
     p.add_argument("--dtype", choices=("float32", "float16"),
                    help="--model only: convert the model with .to(dtype) (default float32)")
     p.add_argument("--calls", type=int, metavar="N",
@@ -79,8 +89,16 @@ def parse_args(argv):
         p.error("--dtype and --calls apply to --model only")
     if not args.suite and (args.env or args.rows or args.list):
         p.error("--env, --rows and --list apply to --suite only")
-    if args.suite and (args.log_level or args.grad):
-        p.error("--log-level and --grad apply to --case only")
+    if args.suite and args.log_level:
+        p.error("--log-level applies to --case only")
+    if args.case and (args.batch is not None or args.tokens is not None):
+        p.error("--batch and --tokens apply to --suite sweep and --model sweep:ARCH only")
+    try:
+        from _harness.models import input_shape
+
+        args.shape = input_shape(args.batch, args.tokens)
+    except ValueError as exc:
+        p.error(str(exc))
     if args.suite and not args.list and not args.json:
         p.error("--suite needs --json OUT.json (or --list)")
     if args.calls is not None and args.calls < 1:
@@ -113,12 +131,12 @@ def main(argv=None):
             for row in rows:
                 print(f"{row.name:26} {_list_line(row)}" + ("" if row.in_totals else " [not in totals]"))
             return 0
-        return suite.main_suite(args.suite, args.env or "pins", args.json, args.keep, only)
+        return suite.main_suite(args.suite, args.env or "pins", args.json, args.keep, only, args.shape, args.grad)
     if args.model:
         from _harness.model_bench import main_model
 
         return main_model(args.model, args.json, args.keep, args.dtype or "float32", args.calls or 1,
-                          args.unsafe_fixes)
+                          args.unsafe_fixes, args.shape, args.grad)
     from _harness.case_bench import main_case
 
     return main_case(args.case, args.json, args.keep, args.log_level, args.grad, args.unsafe_fixes)

@@ -13,6 +13,9 @@ Reads what is there (a missing file leaves its section saying how to make it):
   sweep-latest.json       sweep.py --env latest                                  (the same at the latest pins)
   moe-gaps-pins.json      moe_gaps.py --env pins        (the MoE rows over several inputs, against float64)
   moe-gaps-latest.json    moe_gaps.py --env latest ...  (the same at the latest pins)
+  sweep-moe-{b1t8,b1t16,b2t16,grad}-pins.json
+                          sweep.py --rows moe [--tokens 16 | --batch 2 --tokens 16 | --grad] --name ...
+                          (the MoE rows at the sweep's input, at 1 x 16, 2 x 16, with autograd)
 Writes docs/RESULTS.md and PNG plots beside it (docs/results/*.png, matplotlib, Agg backend).
 Nothing is measured here: every figure comes from a JSON file, and the page names the
 command that made it. Exit 0, or 2 when the results folder does not exist.
@@ -29,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _harness.report_text import COMMANDS, fmt, load, missing, yes_no  # noqa: E402
 from _harness.report_text import left as _left  # noqa: E402
-from _harness.sweep_report import moe_gaps_section, sweep_section  # noqa: E402
+from _harness.sweep_report import moe_gaps_section, moe_settings_section, sweep_section  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -445,6 +448,7 @@ def render(results: Path) -> str:
     lines += tool_speed_section(results, plots)
     lines += sweep_section(results)
     lines += moe_gaps_section(results)
+    lines += moe_settings_section(results)
     lines += corpus_section(results)
     return "\n".join(lines).rstrip() + "\n"
 

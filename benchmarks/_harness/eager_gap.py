@@ -4,10 +4,11 @@ backend users run; the arms count graphs with a backend that runs each FX graph 
 from its own eager run. That gap is the tolerance the fixed model's outputs are held to.
 
     python eager_gap.py --model NAME --package-root DIR --load-state SD.pt --out GAP.pt
-                        [--dtype float32|float16]
+                        [--dtype float32|float16] [--batch B] [--tokens T] [--grad]
 
 Builds the model as the arms do (torch.manual_seed(0), .to(dtype), the first arm's state),
-makes the inputs after torch.manual_seed(0), and under torch.no_grad() runs it eagerly and then
+makes the inputs after torch.manual_seed(0) (at --batch/--tokens as the arms do), and under
+torch.no_grad() (with autograd enabled under --grad, as the arms then run) runs it eagerly and then
 torch.compile(model) (Inductor, dynamic=False) once each, and a float64 copy of it eagerly (the
 reference that says which float32 run is closer to float64 arithmetic, as benchmarks/moe_gaps.py
 does). GAP.pt holds {"eager": leaves, "inductor": leaves, "float64": leaves or None,
@@ -30,12 +31,15 @@ def main(argv):
     p.add_argument("--load-state", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--dtype", choices=("float32", "float16"), default="float32")
+    p.add_argument("--batch", type=int)
+    p.add_argument("--tokens", type=int)
+    p.add_argument("--grad", action="store_true")
     args = p.parse_args(argv)
 
     import torch
 
     from _harness import tensors
-    from _harness.models import get_spec
+    from _harness.models import get_spec, input_shape, make_inputs
 
     spec = get_spec(args.model)
     dtype = getattr(torch, args.dtype)
@@ -43,8 +47,8 @@ def main(argv):
     model = spec.build().to(dtype)
     model.load_state_dict(torch.load(args.load_state), strict=True)
     torch.manual_seed(0)
-    inputs = spec.inputs(dtype)
-    with torch.no_grad():
+    inputs = make_inputs(spec, dtype, input_shape(args.batch, args.tokens))
+    with torch.set_grad_enabled(args.grad):
         eager = tensors.flatten(model(**inputs), "out")
         compiled = tensors.flatten(torch.compile(model, dynamic=False)(**inputs), "out")
         double, double_error = None, None

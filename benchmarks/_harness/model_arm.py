@@ -2,14 +2,16 @@
 
     python model_arm.py --model t5 --package-root DIR --out RESULT.json
                         --outputs OUT.pt (--save-state SD.pt | --load-state SD.pt)
-                        [--dtype float32|float16] [--calls N]
+                        [--dtype float32|float16] [--calls N] [--batch B] [--tokens T] [--grad]
 
 --package-root is the folder `import transformers` must load from (the installed
 package for "before", the fixed copy for "after"); the arm fails if it does not.
 The model is built after torch.manual_seed(0), converted with .to(dtype), then its
 state_dict is saved (first arm) or loaded strictly (second arm). The inputs are
-made once (after torch.manual_seed(0)); one compiled model (counting backend,
-dynamic=False) is called N times on them under torch.no_grad(), all calls in one
+made once (after torch.manual_seed(0)), at (B, T) where --batch or --tokens is given (the
+sweep's rows only; models.make_inputs); one compiled model (counting backend,
+dynamic=False) is called N times on them under torch.no_grad() (with autograd enabled under
+--grad: the forward only, no backward; the model stays in eval mode), all calls in one
 message recording.
 
 A model that the installed package lacks or cannot build (the spec raises NotAvailable)
@@ -48,6 +50,9 @@ def parse_args(argv):
     group.add_argument("--load-state")
     p.add_argument("--dtype", choices=("float32", "float16"), default="float32")
     p.add_argument("--calls", type=int, default=1)
+    p.add_argument("--batch", type=int)
+    p.add_argument("--tokens", type=int)
+    p.add_argument("--grad", action="store_true")
     return p.parse_args(argv)
 
 
@@ -76,7 +81,7 @@ def main(argv):
 
     from _harness import tensors
     from _harness.dynamo import DynamoLog, GraphCounter
-    from _harness.models import NotAvailable, get_spec
+    from _harness.models import NotAvailable, get_spec, input_shape, make_inputs
 
     spec = get_spec(args.model)
     package = __import__(spec.package)
@@ -101,7 +106,7 @@ def main(argv):
     else:
         model.load_state_dict(torch.load(args.load_state), strict=True)
     torch.manual_seed(0)
-    inputs = spec.inputs(dtype)
+    inputs = make_inputs(spec, dtype, input_shape(args.batch, args.tokens))
     built = _describe_model(model)
 
     counter = GraphCounter(paths)
@@ -110,7 +115,7 @@ def main(argv):
     exception = None
     leaves = []
     first = None  # graph and break figures after call 1
-    with recorder.record() as rec, dynamo_log, torch.no_grad():
+    with recorder.record() as rec, dynamo_log, torch.set_grad_enabled(args.grad):
         for call in range(1, args.calls + 1):
             dynamo_log.call = call
             try:
@@ -132,6 +137,8 @@ def main(argv):
         "package_file": package_file,
         "dtype": args.dtype,
         "calls": args.calls,
+        "input_shape": input_shape(args.batch, args.tokens),
+        "grad": args.grad,
         "graphs": graphs,
         "breaks": graphs - 1,
         "dynamo_breaks": dynamo_breaks,

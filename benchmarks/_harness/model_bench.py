@@ -1,7 +1,9 @@
 """Parent side of `graph_breaks.py --model NAME`: graph breaks before/after graphmend.
 
-run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None) -> result dict (the JSON
-written by --json); both arms convert the model to `dtype` and call it `calls` times:
+run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None, shape=None,
+grad=False) -> result dict (the JSON written by --json); both arms convert the model to `dtype` and
+call it `calls` times (on inputs of `shape` (batch, tokens) when given, sweep rows only; with
+autograd enabled under `grad`, else under torch.no_grad()):
   1. arm "before": a fresh process on the installed package; saves its state_dict
      (after the dtype conversion);
   2. copy the installed package folder (without __pycache__) into workdir/site,
@@ -54,7 +56,13 @@ def _clean_env(pythonpath=None):
     return env
 
 
-def eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a):
+def _setting_args(shape=None, grad=False):
+    """The arms' (and eager_gap.py's) options for an input shape and autograd."""
+    return ((["--batch", str(shape[0]), "--tokens", str(shape[1])] if shape is not None else [])
+            + (["--grad"] if grad else []))
+
+
+def eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a, shape=None, grad=False):
     """Whether the fixed model's outputs (call 1), when not bit-equal to the original's, are
     within the gap between the original compiled with Inductor and its eager run (eager_gap.py,
     a fresh process). Returns {"within", "eager_gap", "fixed_gap"}: the largest absolute
@@ -75,7 +83,8 @@ def eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a)
            "error_eager": None, "error_inductor": None, "error_fixed": None, "float64_error": None}
     gap_pt = workdir / "eager-gap.pt"
     cmd = [python, str(Path(__file__).with_name("eager_gap.py")), "--model", name, "--package-root",
-           str(installed), "--load-state", str(workdir / "state.pt"), "--out", str(gap_pt), "--dtype", dtype]
+           str(installed), "--load-state", str(workdir / "state.pt"), "--out", str(gap_pt), "--dtype", dtype,
+           *_setting_args(shape, grad)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=_clean_env(None), cwd=workdir,
                               timeout=1800)
@@ -169,14 +178,14 @@ def accuracy_against_float64(before, eager, inductor, fixed, double):
 
 
 def run_arm(python, name, package_root, workdir, tag, state, save, pythonpath=None, timeout=1800,
-            dtype="float32", calls=1):
+            dtype="float32", calls=1, shape=None, grad=False):
     """Run one arm (model_arm.py) in a fresh process; returns (result dict or None, process info)."""
     out_json = workdir / f"{tag}.json"
     out_pt = workdir / f"{tag}-outputs.pt"
     cmd = [python, str(ARM), "--model", name, "--package-root", str(package_root),
            "--out", str(out_json), "--outputs", str(out_pt),
            "--save-state" if save else "--load-state", str(state),
-           "--dtype", dtype, "--calls", str(calls)]
+           "--dtype", dtype, "--calls", str(calls), *_setting_args(shape, grad)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=_clean_env(pythonpath),
                               cwd=workdir, timeout=timeout)
@@ -262,8 +271,10 @@ def _cached_fix(cache, installed, unsafe_fixes):
     return entry / "site" / installed.name, fixer.FixResult(**data)
 
 
-def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None):
+def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=False, fixed=None, shape=None,
+              grad=False):
     """Measure model `name` in `dtype` over `calls` calls; returns the result dict (module docstring).
+    shape: (batch, tokens) of the inputs (None: the spec's own); grad: the calls with autograd enabled.
 
     fixed: (copy, FixResult) of fix_package for this model's package and `unsafe_fixes`, to reuse;
     None fixes a fresh copy under workdir/site.
@@ -275,8 +286,9 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
     spec = get_spec(name)
     workdir = Path(workdir)
     result = {"model": name, "description": spec.description, "dtype": dtype, "calls": calls,
-              "unsafe_fixes": unsafe_fixes, "ok": False}
-    arm_options = {"dtype": dtype, "calls": calls}
+              "unsafe_fixes": unsafe_fixes, "input_shape": list(shape) if shape else None, "grad": grad,
+              "ok": False}
+    arm_options = {"dtype": dtype, "calls": calls, "shape": shape, "grad": grad}
     installed = installed_package_dir(python, spec.package)
 
     before, info_b = run_arm(python, name, installed, workdir, "before", workdir / "state.pt", save=True,
@@ -313,7 +325,7 @@ def run_model(name, python, workdir, dtype="float32", calls=1, unsafe_fixes=Fals
     messages = compare_messages(before["messages"], after["messages"])
     tolerance = {"within": None, "eager_gap": None, "fixed_gap": None}
     if not (identical and torch_equal):
-        tolerance = eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a)
+        tolerance = eager_tolerance(python, name, installed, workdir, dtype, leaves_b, leaves_a, shape, grad)
     outputs_identical = (identical and torch_equal
                          and before["output_sha256"] == after["output_sha256"]
                          and before["exception"] == after["exception"])
@@ -378,7 +390,9 @@ def summary_lines(result):
         return [f"{result['model']}: {result.get('error', 'failed')}"]
     m = result["messages_comparison"]
     lines = [
-        f"model {result['model']} ({result['dtype']}, {result['calls']} call(s)): "
+        f"model {result['model']} ({result['dtype']}, {result['calls']} call(s)"
+        + (f", inputs {result['input_shape'][0]} x {result['input_shape'][1]}" if result.get("input_shape") else "")
+        + (", autograd enabled" if result.get("grad") else "") + "): "
         f"torch {result['torch']}, transformers {result.get('transformers')}",
         f"  graphs  {result['graphs_before']} -> {result['graphs_after']}   "
         f"breaks {result['breaks_before']} -> {result['breaks_after']}   "
@@ -409,17 +423,21 @@ def grouped_sites(sites):
     return groups
 
 
-def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixes=False):
+def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixes=False, shape=None, grad=False):
     """Entry for --model: run, write JSON, print the summary; returns the exit code."""
     import tempfile
 
     try:
-        get_spec(name)
+        spec = get_spec(name)
     except KeyError:
         from .models import MODELS
 
         print(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}, or sweep:ARCH "
               "(graph_breaks.py --suite sweep --list)", file=sys.stderr)
+        return 2
+    if shape is not None and spec.inputs_at is None:
+        print(f"error: {name} makes its inputs at one shape only: --batch and --tokens apply to the sweep's "
+              "rows (sweep:ARCH)", file=sys.stderr)
         return 2
     try:
         fixer.fixer_command()
@@ -430,7 +448,7 @@ def main_model(name, json_path, keep=None, dtype="float32", calls=1, unsafe_fixe
     with tempfile.TemporaryDirectory(prefix=f"graphmend-{name.replace(':', '-')}-") as tmp:
         workdir = Path(keep) if keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        result = run_model(name, sys.executable, workdir, dtype, calls, unsafe_fixes)
+        result = run_model(name, sys.executable, workdir, dtype, calls, unsafe_fixes, shape=shape, grad=grad)
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=1))
     for line in summary_lines(result):

@@ -11,7 +11,9 @@ Builders import transformers lazily: the arm installs its message capture first.
 To add a model, write the two functions and add an entry to MODELS. A build() that finds
 the model missing from the installed package raises NotAvailable (the arm records the row as
 "not available at this version" instead of failing).
-get_spec(name) also knows the sweep's architectures ("sweep:gpt2", see sweep.py).
+get_spec(name) also knows the sweep's architectures ("sweep:gpt2", see sweep.py). A spec with
+inputs_at(dtype, shape) can also make its inputs at another (batch, tokens) than SEQ (the sweep's
+rows: `graph_breaks.py --batch 2 --tokens 16`); make_inputs(spec, dtype, shape) picks the one.
 """
 from __future__ import annotations
 
@@ -57,6 +59,30 @@ class ModelSpec:
     package: str = "transformers"
     description: str = ""
     config_overrides: dict | None = None  # sweep only: the architecture's own config overrides
+    # sweep only: inputs_at(dtype, (batch, tokens)), the inputs at another shape than SEQ
+    inputs_at: Callable[[object, tuple], dict] | None = None
+
+
+def input_shape(batch=None, tokens=None):
+    """(batch, tokens) for --batch/--tokens, each defaulting to SEQ's; None when neither is given
+    (the spec's own inputs). Raises ValueError for a size below 1."""
+    if batch is None and tokens is None:
+        return None
+    shape = (SEQ[0] if batch is None else batch, SEQ[1] if tokens is None else tokens)
+    if min(shape) < 1:
+        raise ValueError(f"--batch and --tokens must be at least 1, not {shape}")
+    return shape
+
+
+def make_inputs(spec, dtype, shape=None):
+    """spec.inputs(dtype), or, for a (batch, tokens) shape, spec.inputs_at(dtype, shape); raises
+    ValueError for a shape given to a spec that makes its inputs at one shape only."""
+    if shape is None:
+        return spec.inputs(dtype)
+    if spec.inputs_at is None:
+        raise ValueError(f"{spec.name} makes its inputs at one shape only: --batch and --tokens apply to "
+                         "the sweep's rows (sweep:ARCH)")
+    return spec.inputs_at(dtype, tuple(shape))
 
 
 def _build_t5():

@@ -24,6 +24,11 @@ COMMANDS = {
     "sweep-pins.json": ".venv/bin/python benchmarks/sweep.py --env pins",
     "sweep-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/sweep.py --env latest",
     "moe-gaps-pins.json": ".venv/bin/python benchmarks/moe_gaps.py --env pins",
+    "sweep-moe-b1t8-pins.json": ".venv/bin/python benchmarks/sweep.py --rows moe --name moe-b1t8",
+    "sweep-moe-b1t16-pins.json": ".venv/bin/python benchmarks/sweep.py --rows moe --tokens 16 --name moe-b1t16",
+    "sweep-moe-b2t16-pins.json": ".venv/bin/python benchmarks/sweep.py --rows moe --batch 2 --tokens 16 "
+                                 "--name moe-b2t16",
+    "sweep-moe-grad-pins.json": ".venv/bin/python benchmarks/sweep.py --rows moe --grad --name moe-grad",
     "moe-gaps-latest.json": "bash scripts/setup_latest.sh && .venv/bin/python benchmarks/moe_gaps.py --env latest "
                             "--rows switch_transformers,nllb-moe --unsafe-fixes",
 }

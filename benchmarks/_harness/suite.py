@@ -14,6 +14,11 @@ family and reported it once per checkpoint it names (21 rows, 89 -> 19 breaks);
 
     rows = select_rows("reference", ["bart"])        # SuiteRow list (by row or model name)
     result = run_suite(rows, "latest", "OUT.json")   # runs, writes OUT.json after every row
+    run_suite(rows, "pins", "OUT.json", suite="sweep", shape=(2, 16), grad=True)  # another setting
+
+A setting other than the rows' own inputs under torch.no_grad() (shape: (batch, tokens) of the
+inputs, the sweep's rows only; grad: the forwards with autograd enabled) applies to every row of
+the run, and the result records it under "setting".
 
 Environments (--env): "pins" runs the arms with <repo>/.venv (torch 2.12.1,
 transformers 4.52.4, the reference's pins), "latest" with <repo>/.venv-latest
@@ -22,6 +27,7 @@ under either; it only compares the arms' outputs.
 
 Result JSON (written after every row, complete when "finished" is set):
   suite, env ("pins" | "latest"), command (the parent's command line), started, finished, seconds;
+  setting: {batch, tokens (null: the rows' own inputs), grad};
   environment: python, python_executable, torch, transformers, torch_cuda, platform (the arms'
       interpreter), venv, parent_python, parent_python_executable, parent_torch, cpu_count,
       machine; matches_pins (pins only); requirements (latest only: requirements-latest.txt);
@@ -31,7 +37,8 @@ Result JSON (written after every row, complete when "finished" is set):
   rows: one dict per row (row_result): row, model, architecture (sweep: the model_type), dtype,
       description, model_class, config_class, config, config_overrides (sweep: the architecture's
       own overrides; config is the whole difference to the class defaults), reference_row, reference_checkpoints, reference_before/after,
-      in_totals, note, torch, transformers, seconds, ok, error; not_available (the reason) for a
+      in_totals, note, input_shape ([batch, tokens], null: the row's own inputs) and grad (the setting),
+      torch, transformers, seconds, ok, error; not_available (the reason) for a
       model this transformers lacks or cannot build, error "not available at this version: ...",
       and nothing else measured; when measured also
       graphs/breaks/dynamo_breaks _before/_after, outputs_identical, output_sha256_before/after,
@@ -169,15 +176,33 @@ SUITES = {
 }
 
 
+def check_setting(rows, shape=None):
+    """Raises ValueError when `shape` is given and a row makes its inputs at one shape only."""
+    if shape is None:
+        return
+    fixed = [r.name for r in rows if get_spec(r.model).inputs_at is None]
+    if fixed:
+        raise ValueError(f"--batch and --tokens apply to the sweep's rows; these make their inputs at one "
+                         f"shape only: {', '.join(fixed)}")
+
+
+def setting_of(shape=None, grad=False):
+    """The result's "setting": {batch, tokens, grad} (batch and tokens None: the rows' own inputs)."""
+    return {"batch": shape[0] if shape else None, "tokens": shape[1] if shape else None, "grad": bool(grad)}
+
+
 def select_rows(suite, only=None):
-    """The SuiteRows of `suite`, in order; `only` (names) keeps rows whose name or model is listed.
+    """The SuiteRows of `suite`, in order; `only` (names) keeps rows whose name or model is listed
+    ("moe" in the sweep: its mixture-of-experts rows, sweep.MOE).
 
     Raises KeyError for an unknown suite, ValueError for a name that matches no row.
     """
     rows = list(SUITES[suite])
     if not only:
         return rows
-    wanted = [w.strip() for w in only if w.strip()]
+    wanted = []
+    for w in (w.strip() for w in only if w.strip()):
+        wanted += list(sweep.MOE) if suite == "sweep" and w == "moe" else [w]
     def names(row):
         return (row.name, row.model, row.architecture)
 
@@ -349,6 +374,8 @@ def row_result(row, result, seconds, site_root):
         "note": row.note,
         "unsafe_fixes": row.unsafe_fixes,
         "calls": row.calls,
+        "input_shape": result.get("input_shape"),
+        "grad": bool(result.get("grad")),
         "torch": result.get("torch"),
         "transformers": result.get("transformers"),
         "seconds": round(seconds, 1),
@@ -501,9 +528,9 @@ def totals(rows):
     return out
 
 
-def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"):
+def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference", shape=None, grad=False):
     """Measure `rows` of `suite` with environment `env`; writes json_path after every row; returns
-    the result."""
+    the result. shape and grad: the setting of every row (see the module docstring)."""
     from .model_bench import fix_package, installed_package_dir, run_model
 
     python = env_python(env)
@@ -514,6 +541,7 @@ def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"
         "command": " ".join([os.path.relpath(sys.executable, REPO)] + sys.argv),
         "environment": environment(env, python),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
+        "setting": setting_of(shape, grad),
         "rows": [],
     }
     if suite == "reference":
@@ -541,7 +569,7 @@ def run_suite(rows, env, json_path=None, keep=None, log=print, suite="reference"
                                                  unsafe_fixes=key[1])
                     site = fixed[key][0].parent
                     measured = run_model(row.model, str(python), workdir, row.dtype, row.calls,
-                                         unsafe_fixes=row.unsafe_fixes, fixed=fixed[key])
+                                         unsafe_fixes=row.unsafe_fixes, fixed=fixed[key], shape=shape, grad=grad)
                 except Exception as exc:  # one row must not stop the suite
                     measured = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                                 "traceback": traceback.format_exc()[-4000:]}
@@ -567,11 +595,14 @@ def merge_remeasured(whole, part):
     """Put the rows of `part` (a suite result of a `--rows` run) into `whole` (a full run of the
     same suite and environment), in whole's row order, and record them under whole["remeasured"]
     ({rows, graphmend, started}); the totals are made again from the merged rows. Raises
-    ValueError when the two runs are of another suite or environment (torch, transformers), or
-    part holds a row whole lacks."""
+    ValueError when the two runs are of another suite, environment (torch, transformers) or
+    setting (input shape, autograd), or part holds a row whole lacks."""
     for key in ("suite", "env"):
         if whole.get(key) != part.get(key):
             raise ValueError(f"{key} differs: {whole.get(key)!r} and {part.get(key)!r}")
+    settings = [run.get("setting") or setting_of() for run in (whole, part)]  # older files: the default
+    if settings[0] != settings[1]:
+        raise ValueError(f"setting differs: {settings[0]!r} and {settings[1]!r}")
     for key in ("torch", "transformers", "python"):
         a, b = (whole.get("environment") or {}).get(key), (part.get("environment") or {}).get(key)
         if a != b:
@@ -636,8 +667,11 @@ def row_line(r):
 def summary_lines(result):
     """The whole suite in a few lines (printed at the end of a run)."""
     env = result["environment"]
+    setting = result.get("setting") or {}
     lines = [f"suite {result['suite']} ({result['env']}): torch {env.get('torch')}, "
-             f"transformers {env.get('transformers')}, python {env.get('python')}"]
+             f"transformers {env.get('transformers')}, python {env.get('python')}"
+             + (f"; inputs {setting['batch']} x {setting['tokens']}" if setting.get("batch") else "")
+             + ("; autograd enabled" if setting.get("grad") else "")]
     lines += ["  " + row_line(r) for r in result["rows"]]
     for key in ("float32", "float32_weighted_by_checkpoints", "float16"):
         t = result["totals"].get(key)
@@ -659,16 +693,18 @@ def summary_lines(result):
     return lines
 
 
-def main_suite(suite, env, json_path, keep=None, only=None):
+def main_suite(suite, env, json_path, keep=None, only=None, shape=None, grad=False):
     """Entry for --suite: run, write JSON, print the summary; returns the exit code."""
     try:
         rows = select_rows(suite, only)
+        check_setting(rows, shape)
         env_python(env)
         fixer.fixer_command()
     except (ValueError, FileNotFoundError, fixer.FixerMissing) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = run_suite(rows, env, json_path, keep, log=lambda line: print(line, flush=True), suite=suite)
+    result = run_suite(rows, env, json_path, keep, log=lambda line: print(line, flush=True), suite=suite,
+                       shape=shape, grad=grad)
     for line in summary_lines(result):
         print(line)
     return 1 if result["totals"]["rows_failed"] else 0

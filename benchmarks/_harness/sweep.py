@@ -10,7 +10,7 @@ weights after torch.manual_seed(0), eval mode). The inputs are the task's main i
     ARCHS["gpt2"]                      # Arch(model_type, task, overrides, note)
     MOE                                # the mixture-of-experts model types among them
     config_kwargs("gpt2")              # the keyword arguments of the config (imports transformers)
-    build_config("gpt2"), build("gpt2") / inputs("gpt2", torch.float32)
+    build_config("gpt2"), build("gpt2") / inputs("gpt2", torch.float32[, (batch, tokens)])
     spec("gpt2")                       # the models.ModelSpec named "sweep:gpt2" (what the arms run)
 
 To add an architecture, add an Arch to ARCHS (with overrides only where the generic
@@ -235,22 +235,25 @@ def _first_line(exc):
     return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
 
 
-def inputs(model_type, dtype):
-    """The forward's keyword arguments (called after torch.manual_seed(0))."""
+def inputs(model_type, dtype, shape=SEQ):
+    """The forward's keyword arguments (called after torch.manual_seed(0)). shape is (batch,
+    tokens) of the token ids (input_ids, decoder_input_ids); image and audio inputs take its
+    batch and keep their size."""
     import torch
 
     kind = TASKS[ARCHS[model_type].task][1]
+    batch = shape[0]
     out = {}
     if kind.startswith("input_ids"):
-        out["input_ids"] = torch.randint(0, VOCAB, SEQ)
+        out["input_ids"] = torch.randint(0, VOCAB, shape)
     elif kind == "pixel_values":
-        out["pixel_values"] = torch.randn(1, 3, IMAGE, IMAGE).to(dtype)
+        out["pixel_values"] = torch.randn(batch, 3, IMAGE, IMAGE).to(dtype)
     elif kind == "input_values":
-        out["input_values"] = torch.randn(1, AUDIO_SAMPLES).to(dtype)
+        out["input_values"] = torch.randn(batch, AUDIO_SAMPLES).to(dtype)
     elif kind.startswith("input_features"):
-        out["input_features"] = torch.randn(1, MEL_BINS, 2 * SOURCE_POSITIONS).to(dtype)
+        out["input_features"] = torch.randn(batch, MEL_BINS, 2 * SOURCE_POSITIONS).to(dtype)
     if kind.endswith("decoder_input_ids"):
-        out["decoder_input_ids"] = torch.randint(0, VOCAB, SEQ)
+        out["decoder_input_ids"] = torch.randint(0, VOCAB, shape)
     return out
 
 
@@ -269,4 +272,5 @@ def spec(model_type):
     """The ModelSpec of one sweep architecture; raises KeyError for an unknown one."""
     arch = ARCHS[model_type]
     return ModelSpec(PREFIX + model_type, lambda: build(model_type), lambda dtype: inputs(model_type, dtype),
-                     description=describe(model_type), config_overrides=dict(arch.overrides))
+                     description=describe(model_type), config_overrides=dict(arch.overrides),
+                     inputs_at=lambda dtype, shape: inputs(model_type, dtype, shape))

@@ -5,13 +5,17 @@
     breaks_left_by_kind(rows)     # [{kind, count, models {arch: n}, sites {site: n}}], largest count first
     moe_breaks(rows)              # the MoE rows' breaks: {rows, breaks_before, breaks_after, models}
     moe_gaps_section(results)     # section 4a, from results/moe-gaps-pins.json (and -latest)
+    moe_settings_section(results) # section 4b, from results/sweep-moe-{b1t8,b1t16,b2t16,grad}-pins.json
+    conditions(row)               # a row's fixed-when sites: [{site, rule, what, condition}]
 
 Nothing is measured here; every figure comes from the JSON that benchmarks/sweep.py wrote.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from .models import SEQ
 from .report_text import COMMANDS, fmt, left, load, missing, yes_no
 from .sweep import MOE
 
@@ -83,18 +87,19 @@ def _row_line(r):
             f"{_outputs(r)} | {yes_no(r.get('messages_identical'))} | {flags} | {left(r)} |")
 
 
-def _outputs(r):
+def _outputs(r, identical=yes_no(True), neither=yes_no(False)):
     """yes (bit-identical), "within gap" (the original compiled with Inductor is further from its eager
-    run than the fixed model from the original), or no."""
+    run than the fixed model from the original), "as accurate" (against float64), or no; section 4b
+    says "identical" and "**past both**" for yes and no."""
     if r.get("outputs_identical"):
-        return yes_no(True)
+        return identical
     if r.get("outputs_within_eager_gap"):
         return f"within gap ({r.get('fixed_gap'):.2g} ≤ {r.get('eager_gap'):.2g})"
     if r.get("outputs_as_accurate"):
         e = r["float64_rms_error"]
         return (f"as accurate (gap {r.get('fixed_gap'):.2g} > {r.get('eager_gap'):.2g}; RMS error vs float64 "
                 f"{e['error_fixed']:.3g} ≤ {max(e['error_eager'], e['error_inductor']):.3g})")
-    return yes_no(False)
+    return neither
 
 
 def _more_outputs(t):
@@ -265,4 +270,132 @@ def moe_gaps_section(results: Path) -> list[str]:
                 f"the copy fixed {'with' if data.get('unsafe_fixes') else 'without'} `--unsafe-fixes`, with the "
                 f"binary sha256 `{(gm.get('sha256') or '?')[:12]}` (checkout at `{(gm.get('repo_commit') or '?')[:10]}`).",
                 ""]
+    return out
+
+
+# Section 4b: the sweep's MoE rows at three settings (sweep.py --rows moe --name ...), in this order.
+MOE_SETTINGS = ("sweep-moe-b1t8-pins.json", "sweep-moe-b1t16-pins.json", "sweep-moe-b2t16-pins.json",
+                "sweep-moe-grad-pins.json")
+
+SETTINGS_INTRO = [
+    "GM501 takes its static form only inside a cost rule (section 2a: experts × candidate rows ≤ 64, at",
+    "most 4 experts per candidate row of one expert, and no autograd), and `graphmend fix` says so: such",
+    "a site is `fixed-when`, with the condition under which its break goes. The candidate rows of an",
+    "expert are top-k × tokens where the loop takes `torch.where` of an expert's (top-k, tokens) mask",
+    "(4 experts, top-2: 4 × 16 = 64 at 8 tokens), and one per token where the mask has a row per",
+    "token (Switch Transformers and NLLB-MoE: 4 × 8 at 8 tokens). Here the sweep's MoE rows run at",
+    "four settings, each measured as section 4 measures a row, all four by one binary: the sweep's",
+    "input (batch 1 × 8 tokens), inside the rule; 1 × 16 tokens, where the rule splits the rows: 4 ×",
+    "16 = 64 for the masks with a row per token (inside), 4 × 32 for the top-2 masks (outside); batch",
+    "2 × 16, outside it for every row (4 × 64, or 4 × 32), so that the loop runs as written; and the",
+    "sweep's input with autograd enabled (the forward only, in eval mode: `--grad`), where the rule",
+    "does not hold either. Where the static form is taken, each expert's products run on all its",
+    "candidate rows, which can change a row's last bits (section 4a); where it is not, the fixed code",
+    "runs the loop as written. Outputs are held to the original's own gaps at the same setting:",
+    "\"identical\" (bit for bit), \"within gap\" (no further from the original than the original",
+    "compiled with Inductor is from its eager run), \"as accurate\" (past that gap, no further from a",
+    "float64 run of the original than the original is) or **past both**.",
+    "",
+]
+
+
+def _setting_label(data):
+    """"1 × 8", "2 × 16", "1 × 8, autograd" from a run's "setting" (older files: the sweep's input)."""
+    s = data.get("setting") or {}
+    batch, tokens = s.get("batch") or SEQ[0], s.get("tokens") or SEQ[1]
+    return f"{batch} × {tokens}" + (", autograd" if s.get("grad") else "")
+
+
+def _outputs_word(r):
+    """identical, within gap, as accurate, **past both** (section 4's words), or – (not measured)."""
+    return "–" if r.get("breaks_before") is None else _outputs(r, "identical", "**past both**")
+
+
+def _breaks(r):
+    if r is None:
+        return "not run"
+    if r.get("breaks_before") is None:
+        why = r.get("error") or "no result"
+        return why if r.get("not_available") else f"not measured: {why.splitlines()[0][:80]}"
+    return f"{r['breaks_before']} → {r['breaks_after']}"
+
+
+_FIXED_WHEN = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):\d+: (?P<rule>GM\d+) \[fixed-when\] (?P<what>.*?): "
+                         r"removes graph break \S+ only when: (?P<condition>.*?) \([a-z]+(?:-[a-z]+)+:")
+
+
+def conditions(row):
+    """The fixed-when sites of a row's model (graphmend's report lines on the modeling files of its
+    folder; the modular_*.py sources transformers generates them from never run): [{site, rule, what,
+    condition}] in report order."""
+    out = []
+    for line in ((row.get("graphmend") or {}).get("model_folder_report") or []):
+        m = _FIXED_WHEN.match(line)
+        if m and Path(m["path"]).name.startswith("modeling_"):
+            out.append({"site": f"{Path(m['path']).name}:{m['line']}", "rule": m["rule"], "what": m["what"],
+                        "condition": m["condition"]})
+    return out
+
+
+def _past_both(label, r):
+    e = r.get("float64_rms_error") or {}
+    if e:
+        errors = (f"RMS error against float64 {e.get('error_fixed'):.3g}, the original's {e.get('error_eager'):.3g} "
+                  f"eager and {e.get('error_inductor'):.3g} compiled")
+    else:
+        errors = f"no float64 run ({r.get('float64_unavailable') or 'not measured'})"
+    return (f"- **{_architecture(r)}** at {label}: largest difference from the original {r.get('fixed_gap'):.3g}, "
+            f"the original's compiled-vs-eager gap {r.get('eager_gap'):.3g}; {errors}.")
+
+
+def moe_settings_section(results: Path) -> list[str]:
+    """Section 4b: the MoE rows at the sweep's input, at batch 2 × 16 and with autograd (issue 28)."""
+    out = ["## 4b. MoE rows at more than one size, and with autograd", ""]
+    runs = [(name, load(results, name)) for name in MOE_SETTINGS]
+    if all(data is None for _, data in runs):
+        return out + missing(MOE_SETTINGS[0])
+    out += SETTINGS_INTRO
+    present = [(name, data) for name, data in runs if data is not None]
+    labels = [_setting_label(data) for _, data in present]
+    by_arch = [{_architecture(r): r for r in data["rows"]} for _, data in present]
+    archs = list(dict.fromkeys(a for rows in by_arch for a in rows))
+    out += ["| row | " + " | ".join(f"{label}: breaks before → after | outputs" for label in labels) + " |",
+            "| --- |" + " --- | --- |" * len(labels)]
+    for arch in archs:
+        cells = []
+        for rows in by_arch:
+            r = rows.get(arch)
+            cells += [_breaks(r), _outputs_word(r) if r else ""]
+        out.append(f"| {arch} | " + " | ".join(cells) + " |")
+    out.append("")
+    totals = []
+    for label, rows in zip(labels, by_arch):
+        moe = moe_breaks(list(rows.values()))
+        totals.append(f"{label} {moe['breaks_before']} → {moe['breaks_after']} ({moe['rows']} rows)")
+    out += ["Breaks before → after over the rows measured: " + "; ".join(totals) + ".", ""]
+    alike = [label for label, rows in zip(labels, by_arch)
+             if measured(list(rows.values())) and all(r.get("outputs_identical") for r in measured(list(rows.values())))]
+    if alike:
+        out += [f"At {' and at '.join(alike)}, every row's outputs are bit-identical to the original's.", ""]
+    past = [_past_both(label, r) for label, rows in zip(labels, by_arch) for r in rows.values()
+            if r.get("breaks_before") is not None and _outputs_word(r) == "**past both**"]
+    out += (["Outputs past both tests:", ""] + past if past else
+            ["No row's outputs are past both tests at any setting."]) + [""]
+    out += ["The conditions `graphmend fix` gives for these rows' `fixed-when` sites (its report line: "
+            "`removes graph break ... only when: ...`):", ""]
+    for arch in archs:
+        row = next((rows[arch] for rows in by_arch if arch in rows and conditions(rows[arch])), None)
+        for c in conditions(row) if row else []:
+            out.append(f"- **{arch}**, {c['rule']} at `{c['site']}` ({c['what']}): only when {c['condition']}")
+    out.append("")
+    for (name, data), label in zip(present, labels):
+        gm = data.get("graphmend") or {}
+        out += [f"{label}: made by `{data.get('command') or COMMANDS[name]}` in {data.get('seconds')} s "
+                f"(torch {(data.get('environment') or {}).get('torch')}, transformers "
+                f"{(data.get('environment') or {}).get('transformers')}), with the binary sha256 "
+                f"`{(gm.get('sha256') or '?')[:12]}` (checkout at `{(gm.get('repo_commit') or '?')[:10]}`), "
+                f"from {data.get('started')} to {data.get('finished') or '(not finished)'}.", ""]
+    for name, data in runs:
+        if data is None:
+            out += missing(name)
     return out

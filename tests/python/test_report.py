@@ -145,3 +145,65 @@ def test_moe_gaps_section_and_its_measures(tmp_path):
     assert ("| dbrx | 9 → 1 | 2.09e-07 | 2.09e-07 | 2.38e-07 | 4/5 (0) | 1 / input 4 | 3.58e-08 | 3.74e-08 | 3.52e-08 | "
             "3.7e-08 |") in page
     assert "without `--unsafe-fixes`" in page and "`moe-gaps-latest.json` is missing" in page
+
+
+def _moe_row(arch, before, after, **outputs):
+    when = (f"transformers/models/{arch}/modeling_{arch}.py:135:26: GM501 [fixed-when] expert dispatch over "
+            "torch.where(m): removes graph break GB0036 only when: no autograd, experts x rows per expert <= 64 "
+            "(static-expert-dispatch: under torch.compile (in a sentence: with parentheses); otherwise ...)")
+    modular = when.replace("modeling_", "modular_").replace(":135:", ":206:")
+    return {**_sweep_row(arch, before, after), "outputs_identical": not outputs, **outputs,
+            "graphmend": {"model_folder_report": [
+                when, modular, f"transformers/models/{arch}/modeling_{arch}.py:286:17: GM101 [fixed] "
+                "logger.warning_once(...): removes graph break GB0291 (deferred-side-effect)"]}}
+
+
+def _moe_setting(rows, command, setting):
+    return {**_sweep(rows), "command": command, "setting": setting, "seconds": 90.5,
+            "started": "2026-12-05T02:00:00", "finished": "2026-12-05T02:01:30",
+            "graphmend": {"sha256": "abcdef0123456789", "repo_commit": "0123456789abcdef"}}
+
+
+def test_moe_settings_section_breaks_outputs_and_conditions_per_setting(tmp_path):
+    from _harness import sweep_report
+
+    assert "`sweep-moe-b1t8-pins.json` is missing" in report.render(tmp_path)
+    within = {"outputs_within_eager_gap": True, "fixed_gap": 7.5e-8, "eager_gap": 1.5e-7}
+    past = {"outputs_within_eager_gap": False, "fixed_gap": 3e-6, "eager_gap": 0.0, "outputs_as_accurate": False,
+            "float64_rms_error": {"error_eager": 5e-7, "error_inductor": 5e-7, "error_fixed": 6e-7}}
+    runs = {
+        "sweep-moe-b1t8-pins.json": _moe_setting(
+            [_moe_row("mixtral", 12, 0, **within), _moe_row("dbrx", 8, 0)], "sweep.py --rows moe --name moe-b1t8",
+            {"batch": None, "tokens": None, "grad": False}),
+        "sweep-moe-b2t16-pins.json": _moe_setting(
+            [_moe_row("mixtral", 14, 14), _moe_row("dbrx", 9, 9, **past)], "sweep.py --batch 2 --tokens 16",
+            {"batch": 2, "tokens": 16, "grad": False})}
+    for name, data in runs.items():
+        (tmp_path / name).write_text(json.dumps(data))
+    assert sweep_report.conditions(runs["sweep-moe-b1t8-pins.json"]["rows"][0]) == [
+        {"site": "modeling_mixtral.py:135", "rule": "GM501", "what": "expert dispatch over torch.where(m)",
+         "condition": "no autograd, experts x rows per expert <= 64"}]  # the modular_ source is left out
+    page = report.render(tmp_path)
+    section = page[page.index("## 4b. "):page.index("## 5. ")]
+    assert ("| row | 1 × 8: breaks before → after | outputs | 2 × 16: breaks before → after | outputs |"
+            in section)
+    assert "| mixtral | 12 → 0 | within gap (7.5e-08 ≤ 1.5e-07) | 14 → 14 | identical |" in section
+    assert "| dbrx | 8 → 0 | identical | 9 → 9 | **past both** |" in section
+    accurate = {**past, "outputs_as_accurate": True, "float64_rms_error": {**past["float64_rms_error"],
+                                                                          "error_fixed": 4e-7}}
+    assert sweep_report._outputs_word({"breaks_before": 9, **accurate}) == (
+        "as accurate (gap 3e-06 > 0; RMS error vs float64 4e-07 ≤ 5e-07)")
+    assert "Breaks before → after over the rows measured: 1 × 8 20 → 0 (2 rows); 2 × 16 23 → 23 (2 rows)." in section
+    assert "bit-identical to the original's" not in section  # one row at each setting is not
+    assert ("- **dbrx** at 2 × 16: largest difference from the original 3e-06, the original's compiled-vs-eager "
+            "gap 0; RMS error against float64 6e-07, the original's 5e-07 eager and 5e-07 compiled.") in section
+    assert ("- **mixtral**, GM501 at `modeling_mixtral.py:135` (expert dispatch over torch.where(m)): only when "
+            "no autograd, experts x rows per expert <= 64") in section
+    assert ("2 × 16: made by `sweep.py --batch 2 --tokens 16` in 90.5 s (torch 2.12.1, transformers 4.52.4), "
+            "with the binary sha256 `abcdef012345` (checkout at `0123456789`)") in section
+    assert "`sweep-moe-grad-pins.json` is missing" in section and "--grad --name moe-grad" in section
+    # the other sections do not change with it
+    for name in runs:
+        (tmp_path / name).unlink()
+    without = report.render(tmp_path)
+    assert page.replace(section, "") == without.replace(without[without.index("## 4b. "):without.index("## 5. ")], "")

@@ -76,7 +76,14 @@ def test_suite_arguments():
     args = _parse_args(["--suite", "reference", "--env", "latest", "--rows", "bart", "--json", "o.json"])
     assert (args.suite, args.env, args.rows, args.json) == ("reference", "latest", "bart", "o.json")
     assert _parse_args(["--suite", "reference", "--list"]).list
+    # another setting: --batch/--tokens for the sweep's rows, --grad for every kind of run
+    args = _parse_args(["--suite", "sweep", "--rows", "moe", "--batch", "2", "--tokens", "16", "--json", "o"])
+    assert (args.shape, args.grad) == ((2, 16), False)
+    assert _parse_args(["--model", "sweep:mixtral", "--grad"]).grad
+    assert _parse_args(["--suite", "sweep", "--json", "o"]).shape is None
     for bad in (["--suite", "reference"],                                   # no --json
+                ["--suite", "sweep", "--batch", "0", "--json", "o"],
+                ["--case", "c.py", "--tokens", "16"],
                 ["--suite", "reference", "--json", "o", "--dtype", "float16"],
                 ["--model", "t5", "--env", "latest"],
                 ["--suite", "reference", "--env", "newest", "--json", "o"],

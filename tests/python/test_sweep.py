@@ -265,3 +265,79 @@ def test_merge_into_writes_every_environment_or_none(tmp_path):
     page = (whole_dir / "RESULTS.md").read_text()
     assert "| dbrx |  | 12 → 0 | 6 → 0 | within gap (1e-07 ≤ 2e-07) | yes |  |  |" in page
     assert "Rows `dbrx/float32` were measured again on 2026-12-04T14:00:00" in page
+
+
+def _sweep_cli():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sweep_cli", REPO / "benchmarks" / "sweep.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    return cli
+
+
+def test_inputs_at_another_shape_and_the_default_made_as_before():
+    import torch
+
+    from _harness import models
+
+    torch.manual_seed(0)
+    default = sweep.inputs("switch_transformers", torch.float32)
+    torch.manual_seed(0)
+    old = {"input_ids": torch.randint(0, VOCAB, (1, 8)), "decoder_input_ids": torch.randint(0, VOCAB, (1, 8))}
+    assert default.keys() == old.keys() and all(torch.equal(default[k], old[k]) for k in old)
+    spec = get_spec("sweep:switch_transformers")
+    torch.manual_seed(0)
+    at = models.make_inputs(spec, torch.float32, models.input_shape(2, 16))
+    assert {k: tuple(v.shape) for k, v in at.items()} == {"input_ids": (2, 16), "decoder_input_ids": (2, 16)}
+    torch.manual_seed(0)
+    assert tuple(models.make_inputs(get_spec("sweep:vit"), torch.float32, (3, 16))["pixel_values"].shape) == (
+        3, 3, sweep.IMAGE, sweep.IMAGE)  # an image takes the batch only
+    assert models.input_shape() is None and models.input_shape(tokens=16) == (1, 16)
+    with pytest.raises(ValueError, match="at least 1"):
+        models.input_shape(0, 8)
+    with pytest.raises(ValueError, match="t5 makes its inputs at one shape only"):
+        models.make_inputs(get_spec("t5"), torch.float32, (2, 16))
+    with pytest.raises(ValueError, match="t5/float32"):
+        suite.check_setting(suite.select_rows("reference", ["t5"]), (2, 16))
+    suite.check_setting(suite.select_rows("reference", ["t5"]), None)
+
+
+def test_moe_names_the_moe_rows_and_the_setting_is_recorded_and_kept_apart():
+    assert [r.architecture for r in suite.select_rows("sweep", ["moe"])] == [
+        a for a in sweep.ARCHS if a in sweep.MOE]
+    assert len(sweep.MOE) == 11 and [r.name for r in suite.select_rows("sweep", ["moe", "gpt2"])][0] == "gpt2/float32"
+    assert suite.setting_of() == {"batch": None, "tokens": None, "grad": False}
+    assert suite.setting_of((2, 16), True) == {"batch": 2, "tokens": 16, "grad": True}
+    whole = _sweep_run([_moe_row_result("mixtral", outputs_within_eager_gap=True, eager_gap=2e-7, fixed_gap=1e-7)])
+    part = {**_sweep_run(list(whole["rows"])), "setting": suite.setting_of((2, 16))}
+    with pytest.raises(ValueError, match="setting differs"):
+        suite.merge_remeasured(whole, part)
+    # a file without "setting" (made before it was recorded) is the sweep's input
+    assert suite.merge_remeasured(whole, {**part, "setting": suite.setting_of()})["rows"]
+
+
+def test_sweep_cli_keeps_another_setting_apart_from_the_whole_sweep(tmp_path, capsys):
+    cli = _sweep_cli()
+    results = str(cli.RESULTS)
+    assert cli.json_path(tmp_path, "pins") == tmp_path / "sweep-pins.json"
+    assert cli.json_path(tmp_path, "pins", "moe-b2t16") == tmp_path / "sweep-moe-b2t16-pins.json"
+    args = cli.parse_args(["--rows", "moe", "--batch", "2", "--tokens", "16", "--name", "moe-b2t16"])
+    assert (args.shape, args.grad, args.json_dir, args.report) == (
+        (2, 16), False, cli.RESULTS, cli.REPO / "docs" / "RESULTS.md")
+    assert cli.parse_args(["--rows", "moe", "--grad", "--name", "moe-grad"]).shape is None
+    for argv, message in (
+            (["--batch", "2"], "need --name or --json-dir"),
+            (["--grad", "--json-dir", results], "need --name or --json-dir"),
+            (["--rows", "moe"], "--rows needs --json-dir DIR or --name"),
+            (["--rows", "moe", "--name", "x", "--merge-into", results], "--merge-into merges into the whole sweep"),
+            (["--rows", "moe", "--grad", "--json-dir", str(tmp_path), "--merge-into", results],
+             "--merge-into merges into the whole sweep"),
+            (["--name", "../x"], "letters, digits"),
+            (["--tokens", "0", "--name", "x"], "at least 1")):
+        with pytest.raises(SystemExit):
+            cli.parse_args(argv)
+        assert message in capsys.readouterr().err, argv
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "sweep.py"), "--batch", "2"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "need --name or --json-dir" in proc.stderr

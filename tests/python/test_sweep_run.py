@@ -80,3 +80,22 @@ def test_the_eager_gap_child_runs_the_original_in_float64_too(tmp_path):
     assert logits.dtype == torch.float32 and exact.dtype == torch.float64
     # the same model in another precision: close, not equal
     assert not torch.equal(logits.double(), exact) and torch.allclose(logits.double(), exact, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_another_setting_reaches_the_arms_and_has_a_json_of_its_own(tmp_path):
+    keep = tmp_path / "keep"
+    proc = run_sweep("--rows", "gpt2", "--batch", "2", "--tokens", "4", "--grad", "--name", "b2t4",
+                     "--json-dir", tmp_path, "--keep", keep)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "inputs 2 x 4; autograd enabled" in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["RESULTS.md", "sweep-b2t4-pins.json"]
+    data = json.loads((tmp_path / "sweep-b2t4-pins.json").read_text())
+    assert data["setting"] == {"batch": 2, "tokens": 4, "grad": True}
+    [row] = data["rows"]
+    assert (row["input_shape"], row["grad"], row["outputs_identical"]) == ([2, 4], True, True)
+    for arm in ("before", "after"):
+        result = json.loads((keep / "pins" / "gpt2-float32" / f"{arm}.json").read_text())
+        assert (result["input_shape"], result["grad"]) == ([2, 4], True)
+        logits = next(o for o in result["output_layout"] if o["path"] == "out['logits']")
+        assert logits["shape"] == [2, 4, 128]
