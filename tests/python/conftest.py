@@ -76,6 +76,13 @@ def identity_fixer():
     return f"{sys.executable} {IDENTITY_FIX}"
 
 
+def check_sites(*paths):
+    """`graphmend check --isolated --output-format json PATHS`: [(file path, site dict)], in order."""
+    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json",
+                          *map(str, paths)], check=True, capture_output=True, text=True).stdout
+    return [(f["path"], s) for f in json.loads(out)["files"] for s in f["sites"]]
+
+
 def failed_checks(result):
     """The failed checks of a --case result, one per line, for assertion messages."""
     lines = []

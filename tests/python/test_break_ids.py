@@ -1,12 +1,9 @@
 """The graph break a site reports is the one Dynamo makes there (torch 2.12.1): the same line,
 the same kind, and none where Dynamo makes none. Run through build/graphmend and
 torch._dynamo.explain on the original fixture."""
-import json
-import subprocess
-
 import torch
 
-from conftest import BINARY, REPO, load_module, require_graphmend
+from conftest import REPO, check_sites, load_module, require_graphmend
 
 # Dynamo's reason for a data-dependent jump (GB0170, "Data-dependent branching") as explain
 # words it for these sites.
@@ -14,9 +11,7 @@ KINDS = {"GB0170": "generic_jump TensorVariable()"}
 
 
 def reported(fixture):
-    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
-                         check=True, capture_output=True, text=True).stdout
-    return {s["line"]: s["graph_break"] for f in json.loads(out)["files"] for s in f["sites"]}
+    return {s["line"]: s["graph_break"] for _, s in check_sites(fixture)}
 
 
 def dynamo_breaks(module, *args):
@@ -46,9 +41,7 @@ def test_a_check_whose_test_holds_a_dynamic_shape_op_is_refused_and_the_op_repor
     # the check; GM301 used to report "removes GB0170" there (T5's eos check, modeling_t5.py).
     require_graphmend()
     fixture = REPO / "tests" / "fixtures" / "predicated-validation" / "shape_tests.py"
-    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
-                         check=True, capture_output=True, text=True).stdout
-    sites = [(s["line"], s["code"], s["status"], s["graph_break"]) for f in json.loads(out)["files"] for s in f["sites"]]
+    sites = [(s["line"], s["code"], s["status"], s["graph_break"]) for _, s in check_sites(fixture)]
     assert ("GM301", "refused") in {(code, status) for _, code, status, _ in sites}
     assert not [s for s in sites if s[2] != "refused"]
     module = load_module(fixture, "shape_tests_orig")

@@ -1,21 +1,16 @@
 """Reasons are written for people and name the cause: no grammar node names, the op Dynamo
 breaks on, and only what is a size called a size. Through build/graphmend; the GM401 lines are
 checked against Dynamo (torch 2.12.1)."""
-import json
 import re
-import subprocess
 
 import torch
 
-from conftest import BINARY, REPO, load_module, require_graphmend
+from conftest import REPO, check_sites, load_module, require_graphmend
 
 GRAMMAR = re.compile(r"`?\b[a-z]+_(statement|expression|definition|clause|operator|pattern|list)\b`?")
 
 
-def check(*paths):
-    out = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", *map(str, paths)],
-                         check=True, capture_output=True, text=True).stdout
-    return [(f["path"], s) for f in json.loads(out)["files"] for s in f["sites"]]
+check = check_sites
 
 
 def test_no_reason_names_a_grammar_node():

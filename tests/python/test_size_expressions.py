@@ -5,7 +5,7 @@ import subprocess
 
 import torch
 
-from conftest import BINARY, REPO, load_module, require_graphmend
+from conftest import BINARY, REPO, check_sites, load_module, require_graphmend
 
 FIXTURE = REPO / "tests" / "fixtures" / "data-dependent-shape" / "size_expressions.py"
 
@@ -57,9 +57,7 @@ def test_tensor_slice_bounds_are_reported_where_dynamo_breaks():
 
     require_graphmend()
     fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "slice_bounds.py"
-    report = subprocess.run([str(BINARY), "check", "--isolated", "--exit-zero", "--output-format", "json", str(fixture)],
-                            check=True, capture_output=True, text=True).stdout
-    sites = {s["line"]: (s["code"], s["status"], s["graph_break"]) for f in json.loads(report)["files"] for s in f["sites"]}
+    sites = {s["line"]: (s["code"], s["status"], s["graph_break"]) for _, s in check_sites(fixture)}
     assert set(sites.values()) == {("GM401", "refused", "GB0124"), ("GM401", "refused", "GB0033")}
     module = load_module(fixture, "slice_bounds_orig")
     breaking = set()
