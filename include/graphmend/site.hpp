@@ -32,6 +32,10 @@ std::string one_line(std::string_view text, Blanks blanks = Blanks::Fold, std::s
 /// its own, its first line of text in backquotes.
 std::string construct_name(const syntax::Node& node);
 
+/// The argument of `call` at 0-based positional `position` (comments not counted), or the
+/// value of its keyword argument `keyword`; an invalid node when it passes neither.
+syntax::Node call_argument(const syntax::Node& call, std::size_t position, std::string_view keyword);
+
 /// The indentation of the line `node` starts on, up to the node.
 std::string indent_of(const syntax::Node& node);
 

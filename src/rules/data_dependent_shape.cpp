@@ -442,8 +442,8 @@ private:
     // `x[start:end]` with a tensor bound, read or stored (`cache[i, start:end] = v` after
     // `start = self.next_index[i]`): Python reads the bound through `Tensor.__index__`, a graph
     // break as `.item()` is (Dynamo: "Graph break from `Tensor.item()`", GB0124, unless
-    // capture_scalar_outputs; measured with torch 2.12.1: `x[t:]` and `y[1:t + 2] = 0` break,
-    // `x.narrow(0, t, 2)` does not). Reported once per subscript, at its first tensor bound.
+    // capture_scalar_outputs; measured with torch 2.12.1: `x[t:]` and `y[1:t + 2] = 0` break).
+    // Reported once per subscript, at its first tensor bound.
     static void check_slice_bounds(const Context& ctx, const Node& def, const Node& n, std::vector<Site>& out) {
         for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
             if (!index.is("slice")) continue;
@@ -537,27 +537,23 @@ private:
         // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
         // result's shape follows the data.
         if (torch_fn && (kSizeFactories.contains(method) || method == "one_hot")) {
-            std::vector<Node> sizes;  // the positional arguments, and the items of a size tuple
-            if (method == "one_hot") {  // F.one_hot(x, num_classes): the class count is a size
-                for (std::size_t i = 0; i < args.size(); ++i) {
-                    if (args[i].is("keyword_argument") ? args[i].field("name").text() == "num_classes" : i == 1) {
-                        sizes.push_back(args[i].is("keyword_argument") ? args[i].field("value") : args[i]);
-                    }
+            // `F.one_hot(x, num_classes)`: the class count is a size. `torch.full(size, fill_value)`:
+            // only the first argument is (a tensor fill value is traced); `torch.linspace(start,
+            // end, steps)`: only `steps` is (InternLM's remote code passes a tensor fill value,
+            // reported as a size before). The other factories: every positional argument.
+            std::vector<Node> given;
+            if (method == "one_hot" || method == "full" || method == "linspace") {
+                const Node a = method == "one_hot" ? call_argument(call, 1, "num_classes")
+                               : method == "full"  ? call_argument(call, 0, "size")
+                                                   : call_argument(call, 2, "steps");
+                if (a) given.push_back(a);
+            } else {
+                for (const Node& a : args) {
+                    if (!a.is("keyword_argument") && !a.is("comment")) given.push_back(a);
                 }
             }
-            // `torch.full(size, fill_value)`: only the first argument is a size (a tensor fill
-            // value is traced); `torch.linspace(start, end, steps)`: only `steps` is (InternLM's
-            // remote code passes a tensor fill value, reported as a size before).
-            std::size_t position = 0;
-            for (const Node& a : args) {
-                if (method == "one_hot") break;
-                const bool keyword = a.is("keyword_argument");
-                const std::string_view name = keyword ? a.field("name").text() : std::string_view();
-                const Node value = keyword ? a.field("value") : a;
-                const std::size_t at = keyword ? SIZE_MAX : position++;
-                if (method == "full" && !(at == 0 || name == "size")) continue;
-                if (method == "linspace" && !(at == 2 || name == "steps")) continue;
-                if (keyword && method != "full" && method != "linspace") continue;
+            std::vector<Node> sizes;  // those arguments, with the items of a size tuple
+            for (const Node& value : given) {
                 if (value.is("tuple") || value.is("list")) {
                     for (const Node& item : value.named_children()) sizes.push_back(item);
                 } else {
@@ -578,22 +574,17 @@ private:
         // `x.narrow(dim, start, length)` with a tensor start or length: its value is read
         // (GB0033, "Data dependent operator", torch 2.12.1; measured: `x.narrow(1, counts[0], 1)`).
         if (method == "narrow" && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
-            std::size_t position = 0;
-            for (const Node& a : args) {
-                const bool keyword = a.is("keyword_argument");
-                const std::size_t at = keyword ? SIZE_MAX : position++;
-                const std::string_view name = keyword ? a.field("name").text() : std::string_view();
-                const std::size_t first = torch_fn ? 2 : 1;  // torch.narrow(input, dim, start, length)
-                if (!(at == first || at == first + 1 || name == "start" || name == "length")) continue;
-                const Node value = keyword ? a.field("value") : a;
-                if (!ctx.values.eval(ctx.file, value).only(analysis::kTensor) || !tensor_size(ctx, def, value)) {
+            const std::size_t first = torch_fn ? 2 : 1;  // torch.narrow(input, dim, start, length)
+            for (const auto& [name, position] : {std::pair{"start", first}, std::pair{"length", first + 1}}) {
+                const Node value = call_argument(call, position, name);
+                if (!value || !ctx.values.eval(ctx.file, value).only(analysis::kTensor) || !tensor_size(ctx, def, value)) {
                     continue;
                 }
                 out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), value.text()), "GB0033",
                                       fmt::format("`{}` is a tensor used as narrow's {}: its value is read here (a "
                                                   "data-dependent operator, unless capture_scalar_outputs), and the "
                                                   "result's shape depends on it",
-                                                  value.text(), at == first || name == "start" ? "start" : "length")));
+                                                  value.text(), name)));
                 return;
             }
         }

@@ -67,6 +67,18 @@ std::string construct_name(const Node& node) {
     return fmt::format("`{}`", one_line(node.text().substr(0, node.text().find('\n')), Blanks::Fold, 40));
 }
 
+Node call_argument(const Node& call, std::size_t position, std::string_view keyword) {
+    std::size_t at = 0;
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("keyword_argument")) {
+            if (a.field("name").text() == keyword) return a.field("value");
+        } else if (!a.is("comment") && at++ == position) {
+            return a;
+        }
+    }
+    return Node();
+}
+
 std::string indent_of(const Node& node) {
     const auto& src = node.source();
     return std::string(src.text().substr(src.line_start(node.position().line), node.position().col - 1));

@@ -64,15 +64,7 @@ bool nonzero_number(const Node& n) {
 Node raising_operand(const Node& call, const knowledge::ValueRaisingOp& op, bool method) {
     const int position = method ? op.position - 1 : op.position;
     if (position < 0) return call.field("function").field("object");
-    int k = 0;
-    for (const Node& a : call.field("arguments").named_children()) {
-        if (a.is("keyword_argument")) {
-            if (a.field("name").text() == op.keyword) return a.field("value");
-        } else if (!a.is("comment") && k++ == position) {
-            return a;
-        }
-    }
-    return Node();
+    return call_argument(call, static_cast<std::size_t>(position), op.keyword);
 }
 
 // A comparison, `~`, `&` or `|`: a boolean mask, which picks rows instead of naming them.
