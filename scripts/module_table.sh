@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/analysis/module_table.txt, the shipped table of nn.Module classes of
+# Regenerates src/knowledge/module_table.txt, the shipped table of nn.Module classes of
 # transformers, from the transformers installed in .venv (pinned in requirements-verify.txt),
 # with graphmend's own analysis (tools/module_table.cpp). Run from the repository root after
 # building; review the diff and rebuild.
@@ -10,5 +10,5 @@ version="$(.venv/bin/python -c 'import transformers; print(transformers.__versio
 {
   echo "# transformers ${version}: regenerate with scripts/module_table.sh"
   build/graphmend_module_table "${package}"
-} > src/analysis/module_table.txt
-echo "src/analysis/module_table.txt: $(grep -vc '^#' src/analysis/module_table.txt) modules"
+} > src/knowledge/module_table.txt
+echo "src/knowledge/module_table.txt: $(grep -vc '^#' src/knowledge/module_table.txt) modules"

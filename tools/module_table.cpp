@@ -1,7 +1,7 @@
 // graphmend_module_table: prints the table of nn.Module classes of a package, in the format
-// of src/analysis/module_table.txt (`module: Class Class ...`, modules in sorted order).
+// of src/knowledge/module_table.txt (`module: Class Class ...`, modules in sorted order).
 //
-//   build/graphmend_module_table <site-packages>/transformers > src/analysis/module_table.txt
+//   build/graphmend_module_table <site-packages>/transformers > src/knowledge/module_table.txt
 //
 // It runs graphmend's own analysis over every *.py file of the package given as one
 // project, so a class is listed exactly when a run over the whole package finds it an

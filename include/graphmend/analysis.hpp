@@ -27,7 +27,7 @@
 // nn.Module bases outside the inputs. A base that resolves to a name outside the inputs is an
 // nn.Module when it is under torch.nn (not torch.nn.functional/utils/init), or one of a few
 // other torch classes, or listed in the shipped table of nn.Module classes of transformers
-// (src/analysis/module_table.txt, made from transformers 4.52.4 by scripts/module_table.sh
+// (src/knowledge/module_table.txt, made from transformers 4.52.4 by scripts/module_table.sh
 // with graphmend's own analysis of the whole package, and embedded at build time). The table
 // was chosen over reading the installed sources of the Python that runs the model: it gives
 // the same answer on every machine and costs nothing at run time. A name matches an entry

@@ -32,7 +32,7 @@ struct Fix {
     /// The fix leaves an effect op where the break was and computes nothing else (a deferred
     /// message). Between two graph breaks that stay, with no tensor op between them, that op
     /// would be a graph of its own where the original had none: the driver then refuses the
-    /// fix (src/driver/lone_effects.cpp).
+    /// fix (src/fix/lone_effects.cpp).
     bool effect_only = false;
     /// Where the emitted code removes the break only when a condition holds at run time (a
     /// size limit, autograd not recording, tensors of one layout), and otherwise runs as

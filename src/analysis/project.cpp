@@ -38,7 +38,7 @@ bool is_other_torch_module(const std::string& dotted) {
     return dotted.starts_with("torch.ao.nn.") || names.contains(dotted);
 }
 
-// The shipped table (src/analysis/module_table.txt): class name -> modules that bind it.
+// The shipped table (src/knowledge/module_table.txt): class name -> modules that bind it.
 // Lines are `module: Class Class ...`; `#` starts a comment line.
 const std::unordered_map<std::string, std::vector<std::string>>& module_table() {
     static const auto table = [] {

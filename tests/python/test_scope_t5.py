@@ -4,7 +4,7 @@ installed transformers package.
 Alone, T5's bases (`from ...modeling_utils import PreTrainedModel`) leave the inputs; they
 resolve through the module names of the __init__ chain (transformers.models.t5.modeling_t5)
 to transformers.modeling_utils.PreTrainedModel, an entry of the shipped table of nn.Module
-classes (src/analysis/module_table.txt).
+classes (src/knowledge/module_table.txt).
 
 modeling_t5.py copied out of the package, alone in a folder, has no __init__ chain: the import
 leaves the folder, and the base is taken from the table by the import's last part and the

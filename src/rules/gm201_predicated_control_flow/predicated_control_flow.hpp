@@ -1,0 +1,209 @@
+// GM201 predicated-control-flow, private to src/rules/gm201_predicated_control_flow/ (the rule's
+// description, its fix and its refusals: rule.cpp).
+//
+//   rule.cpp       finding the sites; conditional expressions and `and`/`or` values
+//   statement.cpp  an if/elif/else statement, step by step: its refusals, then its call
+//                  (and the state and message forms)
+//   branches.cpp   a branch's statements as the Statements a lambda evaluates (Checker::convert)
+//   purity.cpp     which calls and expressions a branch may evaluate when not taken
+//   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
+//   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
+#pragma once
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphmend/liveness.hpp"
+#include "graphmend/rule.hpp"
+#include "graphmend/runtime_sources.hpp"
+
+namespace graphmend::rules::control_flow {
+
+using analysis::Scope;
+using syntax::Node;
+
+extern const RuleInfo kInfo;
+
+inline std::string text(const Node& n) { return std::string(n.text()); }
+
+/// The identifier a plain string literal spells ("inv_freq" -> inv_freq), or "".
+std::string plain_name(const Node& n);
+
+/// True for True / False / None and number and string literals.
+bool is_literal(const Node& n);
+
+// --- statement.cpp (besides site_for)
+/// True when the text shows that `a` and `b` have one layout (shape, dtype and device; see
+/// layout_source in statement.cpp): the select is taken whenever the test is a tensor.
+bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b);
+/// How the values of `a` and `b` provably differ in kind ("None against a tensor", "a Python
+/// number against a tensor", tuples of other lengths), or "": no select can choose between them.
+std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b);
+
+// --- aliasing.cpp
+/// True when `value` may evaluate to an existing tensor or a view of one: a name, an
+/// attribute, an item, a call of a conversion or view method (`.to`, `.view`, `.detach`, ...),
+/// or a call whose result is not known (a project function, `self.layer(x)`: nn.Identity and
+/// dropout in eval return their input).
+bool may_alias(const Node& value);
+/// How `def` changes a tensor that one of `names` holds after `site` runs (below it, or in a
+/// loop around it), or "": an in-place
+/// method (`NAME.add_()`), a store into it (`NAME[...] = `, `NAME.attr = `), an augmented
+/// assignment (in place on a tensor), `out=NAME`, or keeping it in the module
+/// (`self.X = NAME`, register_buffer, setattr). Rebinding between is not followed.
+std::string mutated_elsewhere(const Node& def, const Node& site, const std::set<std::string>& names);
+/// Why a select at `site` must not replace the `if`, or "": the original hands out a branch's
+/// own object where a select makes a new tensor, and the code can tell. That is when a branch
+/// value may alias (may_alias over `values`, or `keeps_old`: a path leaves a target as it
+/// was) and either the result is stored into `store` (an attribute or item target; invalid
+/// for none) or `names`, the select's targets, are changed in place elsewhere in `def`.
+std::string alias_refusal(const Node& def, const Node& site, const std::vector<Node>& values, bool keeps_old,
+                          const std::set<std::string>& names, const Node& store);
+
+/// One statement of a branch, as the branch's lambda evaluates it.
+struct Statement {
+    // Rebind, SetAttr and Cache are module state (the state form, _graphmend_if_state):
+    // `self.register_buffer("NAME", V, ...)`, `self.NAME = self.NAME.to(...)` and
+    // `if not hasattr(self, "NAME"): self.NAME[, _] = MAKE`; `raw` is the expression
+    // the branch lambda evaluates for it.
+    // Check: `if TEST: raise E(...)` inside the branch; `raw` is its _graphmend_check call
+    // with kGate where the branch's gate goes. An Assign with `copy` set is
+    // `NAME.copy_(SRC)` on a fresh local (`value` is the call).
+    enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache, Check } kind = Assign;
+    std::string name{};  // Assign; the buffer or attribute of Rebind / SetAttr / Cache
+    Node value{};        // may be invalid for a bare `return`
+    std::string effect{};  // Effect: the arguments of _graphmend_when after the test
+    std::string raw{};     // Assign: a value already written in terms of lambda locals
+                         // Update: the operator, "+=" or "-="
+    bool copy = false;
+    std::string condition{};  // Effect: the deferred call's condition (DeferredCall::condition)
+};
+
+// Where a branch's gate goes in a Check's test.
+constexpr std::string_view kGate = "\x01";
+
+struct Branch {
+    Node test;  // invalid for `else`
+    std::vector<Statement> body;
+    bool returns = false;
+    std::string gate{};  // with a Check: the test under which this branch runs
+};
+
+/// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
+/// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
+struct Checker {
+    const Context& ctx;
+    std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
+    std::set<std::string> buffers;                   // self.register_buffer("NAME", ...)
+    Node site_def{};   // the function, and the statement being rewritten (for fresh locals)
+    Node site_stmt{};
+    bool grad_unsafe = false;
+    int unpacks = 0;
+    int calls = 0;                // calls in the branches: with a submodule call, their cost
+    bool calls_submodule = false;
+    std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
+    std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
+    bool nested = false;  // refused for a data-dependent `if` inside a branch (fixed first)
+
+    [[nodiscard]] static bool is_state(const Statement& s) {
+        return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
+    }
+
+    // A branch worth not evaluating when the test does not pick it (torch.cond).
+    [[nodiscard]] bool costly() const { return calls_submodule || calls >= 8; }
+
+    // --- purity.cpp
+    // Why a branch's expression cannot be evaluated on both paths, or "": impurity(), and a
+    // read of tensor data into Python (`.item()`, `.tolist()`, `int(t)`, `float(t)`,
+    // `bool(t)`) or a boolean-mask index, which break the graph themselves: a select would
+    // run them on the path the `if` did not take too, adding a break there.
+    std::string branch_impurity(const Node& expr);
+    // Why an expression is not known to be pure, or "": a call not known to be pure, or,
+    // unless `always_run` (the `if` test, which the original evaluates too), an op that
+    // raises for the values of an operand (value_raise).
+    std::string impurity(const Node& expr, bool always_run = false);
+    // Why `n`, evaluated on the path the original did not take, may raise there, or "": an
+    // op of knowledge::value_raising_ops (an integer division by a tensor that is not a
+    // nonzero literal, an index op or a subscript with a tensor index, nn.Embedding) whose
+    // deciding operand is a tensor. `file` holds `n`.
+    std::string value_raise(const Node& n, std::size_t file);
+    // Why a project function's body is not known to be pure, or "": it binds only its own
+    // names, and every call in it is pure (project functions are followed `depth` deep).
+    std::string function_impurity(const analysis::FunctionRef& ref, int depth);
+    // Why a call is not known to be pure, or "" (project functions followed when `follow`).
+    std::string call_impurity(const Node& call, bool follow = true);
+    static std::string enclosing_class(const Node& fn);
+
+    // --- branches.cpp
+    // Why a block cannot become a lambda, or "". Fills `out`.
+    std::string convert(const Node& block, Branch& out) { return convert(block.named_children(), out); }
+    std::string convert(const std::vector<Node>& statements, Branch& out);
+    // `if not hasattr(self, "NAME"): self.NAME = MAKE` or `self.NAME, other = MAKE`: a
+    // cache filled once. Sets `why` when the statement has that shape but cannot be taken.
+    std::optional<Statement> cache_statement(const Node& stmt, std::string& why);
+
+private:
+    // One statement of a branch appended to `out`, or why it cannot be.
+    std::string convert_statement(const Node& stmt, Branch& out);
+    std::string convert_return(const Node& stmt, Branch& out);
+    std::string convert_check(const Node& stmt, Branch& out);
+    // The forms of an expression statement `e`: each answers nullopt when `e` does not
+    // have its shape, else why it is refused or "" when it was appended to `out`.
+    std::optional<std::string> rebind(const Node& e, Branch& out);
+    std::optional<std::string> set_attr(const Node& e, Branch& out);
+    std::optional<std::string> update(const Node& e, Branch& out);
+    std::optional<std::string> copy(const Node& e, Branch& out);
+    std::optional<std::string> effect(const Node& e, Branch& out);
+    std::string assignment(const Node& e, Branch& out);
+};
+
+/// self.NAME = <torch.nn class>(...) in the __init__ of the class of `function`.
+std::map<std::string, std::string> submodules_of(const Context& ctx, const Node& function);
+
+/// The buffers of the class of `function`: self.register_buffer("NAME", ...) in __init__.
+std::set<std::string> buffers_of(const Context& ctx, const Node& function);
+
+/// A GM201 site over `n` (an if_statement or a conditional_expression) with test `test`.
+Site new_site(const Node& n, std::string_view test);
+
+/// The site of a data-dependent if/elif/else statement (statement.cpp).
+Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope);
+
+// --- emission.cpp
+
+/// The expression a branch lambda returns: the live values (assignment form) or the
+/// returned value (return form), with assignments the result depends on bound by `:=`
+/// to `_graphmend_NAME` names.
+std::string branch_value(const Branch& b, const std::vector<std::string>& live);
+
+/// The values that some branch reads and another does not, which may carry gradients
+/// (tensors, modules, or of unknown kind), sorted. Under a select the branch not taken still
+/// gets a (zero) gradient, where the `if` left `grad` as None; so the runtime keeps the `if`
+/// (and its break) when grad mode is on and one of these requires grad. `reads[i]` are the
+/// expressions branch i evaluates; `implicit`, the names an `if` without else leaves as they
+/// were (its false branch reads them).
+std::vector<std::string> one_sided_reads(const Context& ctx, const Scope& scope, const std::vector<Branch>& branches,
+                                         const std::vector<std::vector<Node>>& reads,
+                                         const std::vector<std::string>& implicit);
+/// `, only=lambda: (A, self.B,)` for one_sided_reads's names ("" for none).
+std::string only_argument(const std::vector<std::string>& names);
+
+/// The condition (rules::Fix::condition) under which a select removes the `if`'s break, in
+/// the user's terms: "" when it always does. `grad_unsafe`: grad_safe=False (a branch can make
+/// inf/NaN gradients); `one_sided`: one_sided_reads's names; `layouts`: "" or the clause on the
+/// branch values whose shape, dtype and device the code does not show to agree.
+std::string select_condition(bool grad_unsafe, const std::vector<std::string>& one_sided, const std::string& layouts);
+
+/// The call's pieces joined with line breaks where the statement had them (at most one
+/// per piece, then before the closing ')'), the statement's comments on lines of their
+/// own inside the parentheses, and blank lines until the line count is the original's:
+/// code below the statement keeps its line numbers.
+std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces);
+
+}  // namespace graphmend::rules::control_flow

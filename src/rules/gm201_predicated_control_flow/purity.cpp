@@ -1,0 +1,298 @@
+// GM201: which calls and expressions a branch may evaluate when the test does not pick it
+// (see predicated_control_flow.hpp).
+#include "predicated_control_flow.hpp"
+
+#include "graphmend/knowledge.hpp"
+#include "rules/support/scalar_reads.hpp"
+#include "rules/support/site.hpp"
+
+namespace graphmend::rules::control_flow {
+
+namespace {
+
+// Tensor methods (and torch functions) known to be pure: no state, no I/O, no randomness.
+const std::set<std::string_view> kPureMethods{
+    "abs", "absolute", "add", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "bfloat16", "bmm",
+    "bool", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "contiguous", "cos",
+    "cumsum", "detach", "dim", "div", "double", "einsum", "eq", "exp", "expand", "expand_as", "expm1",
+    "flatten", "float", "floor", "gather", "ge", "gelu", "gt", "half", "index_select", "int", "isfinite",
+    "isinf", "isnan", "le", "log", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "long", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
+    "mul", "narrow", "ne", "neg", "new_full", "new_ones", "new_zeros", "norm", "numel", "permute", "pow",
+    "prod", "reciprocal", "relu", "repeat", "reshape", "reshape_as", "round", "rsqrt", "select", "sigmoid",
+    "sign", "silu", "sin", "size", "softmax", "split", "sqrt", "square", "squeeze", "std", "sub", "sum",
+    "t", "tanh", "to", "transpose", "tril", "triu", "true_divide", "type_as", "unflatten", "unsqueeze",
+    "var", "view", "view_as", "where", "zeros_like", "ones_like", "full_like", "finfo", "iinfo", "tensor", "item",
+    "as_tensor", "zeros", "ones", "full", "arange", "cat", "stack", "isclose", "clamp_", "nan_to_num",
+    "linear", "layer_norm", "rms_norm", "group_norm", "embedding", "conv1d", "conv2d", "conv3d",
+    "softplus", "leaky_relu", "elu", "mish", "hardtanh", "pad", "normalize", "cosine_similarity"};
+
+// torch functions that draw random numbers or touch global state.
+const std::set<std::string_view> kImpureTorch{
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+    "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "rrelu", "manual_seed", "seed", "save", "load", "empty", "empty_like"};
+
+// Python builtins that are pure on the values a model passes them.
+const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool", "tuple",
+                                               "round", "isinstance", "getattr", "hasattr", "any", "all", "sum",
+                                               "range", "enumerate", "zip", "reversed", "list", "str"};
+
+// torch.nn modules whose forward keeps no state and draws no random numbers.
+const std::set<std::string_view> kStatelessModules{
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "Identity", "ReLU", "GELU",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
+    "Hardtanh", "Flatten", "Unflatten"};
+
+// Operations whose gradient can be inf/NaN where their value is finite or unused.
+const std::set<std::string_view> kGradUnsafe{
+    "div", "true_divide", "reciprocal", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "pow", "exp",
+    "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
+
+// A number literal other than 0 (`2`, `15.0`, `-1`): a divisor that cannot be zero.
+bool nonzero_number(const Node& n) {
+    Node v = n;
+    while (v.is("parenthesized_expression") && !v.named_children().empty()) v = v.named_children()[0];
+    if (v.is("unary_operator")) v = v.field("argument");
+    if (!v.is("integer") && !v.is("float")) return false;
+    return v.text().find_first_not_of("0._xXoObBeE+-") != std::string_view::npos;
+}
+
+// The operand of a call of `op` that decides whether it raises: `method` when the call is
+// `TENSOR.op(...)` (the receiver stands for the first argument of `torch.op(...)`).
+Node raising_operand(const Node& call, const knowledge::ValueRaisingOp& op, bool method) {
+    const int position = method ? op.position - 1 : op.position;
+    if (position < 0) return call.field("function").field("object");
+    return call_argument(call, static_cast<std::size_t>(position), op.keyword);
+}
+
+// A comparison, `~`, `&` or `|`: a boolean mask, which picks rows instead of naming them.
+bool boolean_index(const Node& index) {
+    const Node i = syntax::without_parens(index);
+    if (i.is("comparison_operator")) return true;
+    if (i.is("unary_operator")) return i.field("operator").text() == "~";
+    return i.is("binary_operator") && (i.field("operator").text() == "&" || i.field("operator").text() == "|");
+}
+
+bool passes_keyword(const Node& call, std::string_view name) {
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("keyword_argument") && a.field("name").text() == name) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string Checker::value_raise(const Node& n, std::size_t file) {
+    const auto tensor = [&](const Node& e) { return e && ctx.values.eval(file, e).tensor(); };
+    const auto why = [](const Node& site, const Node& operand, const knowledge::ValueRaisingOp& op) {
+        return fmt::format("a select would also run `{}` on the path the test does not take, and it raises for "
+                           "some values of `{}` ({}); the original runs it only on its own path",
+                           one_line(site.text(), Blanks::Fold, 60), one_line(operand.text(), Blanks::Fold, 40),
+                           op.raises);
+    };
+    if (n.is("binary_operator")) {
+        const auto* op = knowledge::value_raising_op(n.field("operator").text());
+        const Node divisor = n.field("right");
+        if (op && (tensor(n.field("left")) || tensor(divisor)) && !nonzero_number(divisor)) {
+            return why(n, divisor, *op);
+        }
+        return "";
+    }
+    if (n.is("subscript")) {
+        for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
+            if (index.is("comment") || boolean_index(index)) continue;  // a shape, not a value, breaks there
+            if (!index.is("slice") && tensor(index) && tensor(n.field("value"))) {
+                static constexpr knowledge::ValueRaisingOp kIndexing{"[]", knowledge::RaisingOperand::Index, 1, "",
+                                                                     "", "IndexError: index out of bounds"};
+                return why(n, index, kIndexing);
+            }
+        }
+        return "";
+    }
+    if (!n.is("call")) return "";
+    const Node fn = n.field("function");
+    if (fn.is("attribute") && fn.field("object").text() == "self") {
+        const auto it = submodules.find(std::string(fn.field("attribute").text()));
+        const auto* op = it == submodules.end() ? nullptr : knowledge::value_raising_module(it->second);
+        const Node input = op ? raising_operand(n, *op, false) : Node();
+        return input && tensor(input) ? why(n, input, *op) : "";
+    }
+    const Node name = fn.is("attribute") ? fn.field("attribute") : fn;
+    const auto* op = knowledge::value_raising_op(name.text());
+    if (!op || !name.is("identifier") || (!op->only_with.empty() && !passes_keyword(n, op->only_with))) return "";
+    const bool method = fn.is("attribute") && tensor(fn.field("object"));
+    if (!method && !ctx.project.external_name(file, fn).starts_with("torch")) return "";
+    const Node operand = raising_operand(n, *op, method);
+    if (!operand || (op->operand == knowledge::RaisingOperand::Divisor && nonzero_number(operand))) return "";
+    if (op->operand != knowledge::RaisingOperand::Divisor && !tensor(operand)) return "";
+    return why(n, operand, *op);
+}
+
+// graphmend's own predicated runtime: pure when what its lambdas return is (a branch that
+// holds a select rewritten by an earlier pass, or a tensor `and`/`or`).
+const std::set<std::string_view> kRuntimeHelpers{"_graphmend_if", "_graphmend_and", "_graphmend_or",
+                                                 "_graphmend_not", "_graphmend_scalar", "_graphmend_equal",
+                                                 "_graphmend_copy"};
+
+std::string Checker::branch_impurity(const Node& expr) {
+    if (auto why = impurity(expr); !why.empty()) return why;
+    std::string why;
+    syntax::walk(expr, [&](const Node& n) {
+        if (!why.empty() || n.is("lambda")) return false;
+        if (scalar_read(ctx, n)) {
+            why = fmt::format("the branch reads tensor data into Python (`{}`), a graph break of its own that a "
+                              "select would run on both paths",
+                              n.text());
+        }
+        if (n.is("subscript") && n.field("subscript")) {
+            Node index = n.field("subscript");
+            while (index.is("parenthesized_expression") && !index.named_children().empty()) {
+                index = index.named_children()[0];
+            }
+            const bool mask = index.is("comparison_operator") ||
+                              (index.is("unary_operator") && index.field("operator").text() == "~") ||
+                              (index.is("identifier") && ctx.values.eval(ctx.file, index).tensor());
+            if (mask && ctx.values.eval(ctx.file, n.field("value")).tensor() &&
+                ctx.values.eval(ctx.file, index).tensor()) {
+                why = fmt::format("the branch indexes with a tensor (`{}`): a boolean mask makes a data-dependent "
+                                  "shape, a graph break that a select would run on both paths",
+                                  n.text());
+            }
+        }
+        return why.empty();
+    });
+    return why;
+}
+
+std::string Checker::impurity(const Node& expr, bool always_run) {
+    std::string why;
+    syntax::walk(expr, [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (!always_run) {
+            why = value_raise(n, ctx.file);
+            if (!why.empty()) return false;
+        }
+        if (n.is("call") && n.field("function").is("identifier") &&
+            kRuntimeHelpers.contains(n.field("function").text())) {
+            for (const Node& a : n.field("arguments").named_children()) {
+                if (!why.empty()) break;
+                if (a.is("keyword_argument")) {
+                    const Node v = a.field("value");
+                    if (!v.is("lambda")) why = impurity(v);  // only=lambda: (...) just reads names
+                } else if (a.is("lambda")) {
+                    why = impurity(a.field("body"));
+                } else {
+                    why = impurity(a);
+                }
+            }
+            return false;
+        }
+        if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
+            why = fmt::format("{} in a branch", construct_name(n));
+            return false;
+        }
+        if (n.is("binary_operator")) {
+            const auto op = n.field("operator").text();
+            if (op == "/" || op == "//" || op == "%" || op == "**") grad_unsafe = true;
+        }
+        if (n.is("call")) {
+            why = call_impurity(n);
+            return why.empty();
+        }
+        return true;
+    });
+    return why;
+}
+
+std::string Checker::function_impurity(const analysis::FunctionRef& ref, int depth) {
+    if (depth > 3) return "calls nested too deep to check";
+    const Node body = ref.node.field("body");
+    const std::string owner = enclosing_class(ref.node);
+    std::string why;
+    syntax::walk(body, [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (n.is("function_definition") || n.is("class_definition") || n.is("global_statement") ||
+            n.is("nonlocal_statement") || n.is("delete_statement") || n.is("yield") || n.is("await") ||
+            n.is("raise_statement") || n.is("try_statement") || n.is("with_statement")) {
+            why = construct_name(n);
+            return false;
+        }
+        if ((n.is("assignment") || n.is("augmented_assignment")) && !n.field("left").is("identifier") &&
+            !n.field("left").is("pattern_list") && !n.field("left").is("tuple_pattern")) {
+            why = fmt::format("it stores into `{}`", n.field("left").text());
+            return false;
+        }
+        why = value_raise(n, ref.file);
+        if (!why.empty()) return false;
+        if (n.is("call")) {
+            const Node fn = n.field("function");
+            if (auto callee = ctx.project.callee(ref.file, n, owner)) {
+                why = function_impurity(*callee, depth + 1);
+                return why.empty();
+            }
+            if (fn.is("attribute") && fn.field("object").text() == "self") {
+                why = fmt::format("it calls {}()", fn.text());
+                return false;
+            }
+            const int saved = calls;
+            why = call_impurity(n, false);
+            calls = saved;
+            return why.empty();
+        }
+        return true;
+    });
+    return why;
+}
+
+std::string Checker::enclosing_class(const Node& fn) {
+    for (Node p = fn.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) return text(p.field("name"));
+        if (p.is("function_definition")) break;
+    }
+    return "";
+}
+
+std::string Checker::call_impurity(const Node& call, bool follow) {
+    const Node fn = call.field("function");
+    ++calls;
+    if (follow) {
+        Node def = analysis::enclosing_function(call);
+        while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+        if (def) {
+            if (auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def))) {
+                if (auto why = function_impurity(*callee, 0); !why.empty()) {
+                    return fmt::format("calls {}(), which is not pure: {}", fn.text(), why);
+                }
+                return "";
+            }
+        }
+    }
+    if (fn.is("identifier")) {
+        if (kPureBuiltins.contains(fn.text())) return "";
+        return fmt::format("calls {}(), which is not known to be pure", fn.text());
+    }
+    if (!fn.is("attribute")) return fmt::format("calls {}", fn.text());
+    const std::string_view name = fn.field("attribute").text();
+    const Node obj = fn.field("object");
+    if (kGradUnsafe.contains(name)) grad_unsafe = true;
+    if (obj.text() == "self") {
+        const auto it = submodules.find(std::string(name));
+        if (it != submodules.end() && kStatelessModules.contains(it->second)) {
+            calls_submodule = true;
+            return "";
+        }
+        if (it != submodules.end()) {
+            return fmt::format("calls self.{} (nn.{}), which may update state or draw random numbers", name,
+                               it->second);
+        }
+        return fmt::format("calls self.{}(), code that may have effects", name);
+    }
+    if (name.ends_with("_")) return fmt::format("in-place {}() on a tensor that outlives the branch", name);
+    if (kImpureTorch.contains(name)) return fmt::format("{}() draws random numbers", name);
+    if (kPureMethods.contains(name)) return "";
+    return fmt::format("calls {}(), which is not known to be pure", fn.text());
+}
+
+}  // namespace graphmend::rules::control_flow

@@ -1,0 +1,826 @@
+// GM201: a data-dependent if/elif/else statement, step by step (see
+// predicated_control_flow.hpp): its branches converted, each refusal in turn, then the
+// _graphmend_if call, or the state form (_graphmend_if_state) or the message form
+// (_graphmend_when).
+#include <algorithm>
+#include <array>
+#include <functional>
+
+#include "rules/support/site.hpp"
+#include "rules/support/tensor_test.hpp"
+#include "predicated_control_flow.hpp"
+
+#include "rules/support/scalar_reads.hpp"
+
+namespace graphmend::rules::control_flow {
+
+using analysis::maybe_unbound;
+
+namespace {
+
+// How two branch values provably differ in kind, or "": None against a tensor, or tuples
+// of different lengths (element by element).
+std::string kind_clash(const analysis::Value& a, const analysis::Value& b, const std::string& where = "") {
+    using analysis::kNone;
+    using analysis::kTensor;
+    if ((a.only(kNone) && b.tensor()) || (b.only(kNone) && a.tensor())) {
+        return fmt::format("None against a tensor{}", where);
+    }
+    if (!a.items.empty() && !b.items.empty()) {
+        if (a.items.size() != b.items.size()) return fmt::format("tuples of {} and {} values{}", a.items.size(), b.items.size(), where);
+        for (std::size_t i = 0; i < a.items.size(); ++i) {
+            if (auto c = kind_clash(a.items[i], b.items[i], fmt::format(" at position {}", i + 1)); !c.empty()) return c;
+        }
+    }
+    return "";
+}
+
+// `if TEST: A else: B` where A and B rebind the same buffers of the module, maybe after
+// filling a cache or converting an attribute to where it already is ->
+// `_graphmend_if_state(TEST, self, lambda self: (A...), lambda self: (B...))`. Unsafe:
+// traced, the buffer becomes a selected copy (equal values, another tensor object) and
+// a missing cache is computed but not stored, so methods that make it are assumed pure.
+Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope, const Checker& checker,
+                       const std::vector<Branch>& branches) {
+    if (branches.size() != 2 || branches[1].test) {
+        site.reason = "module state is rebound under an `if` without `else`, or with `elif`";
+        return site;
+    }
+    const auto params = def.field("parameters").named_children();
+    if (params.empty() || params[0].text() != "self") {
+        site.reason = "module state is rebound in a function whose first parameter is not `self`";
+        return site;
+    }
+    std::array<std::set<std::string>, 2> rebound;
+    for (std::size_t i = 0; i < 2; ++i) {
+        for (const auto& st : branches[i].body) {
+            if (!Checker::is_state(st)) {
+                site.reason = "a branch that rebinds module state also assigns names, returns or has effects";
+                return site;
+            }
+            if (st.kind == Statement::Rebind) rebound[i].insert(st.name);
+        }
+    }
+    if (rebound[0] != rebound[1] || rebound[0].empty()) {
+        site.reason = "the branches do not rebind the same buffers (register_buffer)";
+        return site;
+    }
+    for (const auto& name : checker.dead_targets) {
+        if (scope.read_outside.contains(name)) {
+            site.reason = fmt::format("`{}`, unpacked with a cached value, is read after the `if`", name);
+            return site;
+        }
+    }
+    std::vector<std::string> pieces{fmt::format("_graphmend_if_state({}, self,", predicate(branches[0].test))};
+    for (const auto& b : branches) {  // one piece per statement: a line each where the `if` had them
+        for (std::size_t i = 0; i < b.body.size(); ++i) {
+            const bool last = i + 1 == b.body.size();
+            pieces.push_back(fmt::format("{}{}{}", i == 0 ? "lambda self: (" : "", b.body[i].raw,
+                                         !last ? "," : b.body.size() == 1 ? ",)," : "),"));
+        }
+    }
+    site.fix = Fix{{{stmt.begin(), stmt.end(), layout(stmt, stmt.end(), pieces)}}, Applicability::Unsafe,
+                   {runtime::stem::predicated_control_flow}};
+    std::vector<std::string> names(rebound[0].begin(), rebound[0].end());
+    // The runtime's rebind_plan(): otherwise the `if` runs as written, and breaks.
+    std::vector<std::string> quoted;
+    for (const auto& name : names) quoted.push_back(fmt::format("`{}`", name));
+    site.fix->condition = fmt::format("{} of one shape, dtype, device and persistence in both branches, not "
+                                      "requiring grad",
+                                      fmt::join(quoted, ", "));
+    site.detail = fmt::format("buffer {} selected with torch.where; unsafe: under torch.compile the buffer is "
+                              "rebound to a selected copy (equal values, not the tensor the branch names)",
+                              fmt::join(names, ", "));
+    std::set<std::string> caches;
+    for (const auto& b : branches) {
+        for (const auto& st : b.body) {
+            if (st.kind == Statement::Cache) caches.insert("self." + st.name);
+        }
+    }
+    if (!caches.empty()) {
+        site.detail += fmt::format(", and a missing {} is computed but not stored", fmt::join(caches, ", "));
+    }
+    if (!checker.assumed_pure.empty()) {
+        std::set<std::string> uniq(checker.assumed_pure.begin(), checker.assumed_pure.end());
+        site.detail += fmt::format(" ({} taken to have no effects)", fmt::join(uniq, ", "));
+    }
+    return site;
+}
+
+// `if TEST: <print / logging / warnings calls>` -> one _graphmend_when(TEST, ...) per
+// call, on the statement's lines: each message is deferred with the test.
+Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branches) {
+    const bool only_effects = std::all_of(branches[0].body.begin(), branches[0].body.end(),
+                                          [](const Statement& s) { return s.kind == Statement::Effect; });
+    if (branches.size() != 1 || !only_effects) {
+        site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
+        return site;
+    }
+    const std::string separator = std::string(stmt.source().eol()) + indent_of(stmt);
+    const std::string test = predicate(branches[0].test);
+    std::string out;
+    for (const auto& s : branches[0].body) {
+        if (!out.empty()) out += separator;
+        out += fmt::format("_graphmend_when({}, {})", test, s.effect);
+    }
+    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
+                   {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
+    for (const auto& s : branches[0].body) {
+        if (!s.condition.empty()) site.fix->condition = s.condition;  // the runtime's when() keeps the `if`
+    }
+    site.detail = "each message deferred together with the test";
+    return site;
+}
+
+// True when a statement of some branch satisfies `pred`.
+template <typename Pred>
+bool any_statement(const std::vector<Branch>& branches, Pred pred) {
+    return std::any_of(branches.begin(), branches.end(),
+                       [&](const Branch& b) { return std::any_of(b.body.begin(), b.body.end(), pred); });
+}
+
+// What site_for learns about an if/elif/else, one step after the other.
+struct Plan {
+    std::vector<Branch> branches;
+    bool has_else = false;
+    std::uint32_t span_end = 0;     // the end of the text rewritten (past the `if` with an early return)
+    bool all_return = false;
+    bool any_return = false;
+    std::vector<Statement> updates;  // buffer counters, taken out of the branch
+    std::vector<std::string> live;   // names the branches assign that the code after the `if` reads
+    bool has_checks = false;
+    std::string first_pred;          // the first test as the call evaluates it
+};
+
+// Every branch converted; the elif tests and the `if` test pure.
+std::string convert_branches(Checker& checker, const Node& stmt, Plan& plan) {
+    auto& branches = plan.branches;
+    branches.push_back({stmt.field("condition"), {}, false});
+    std::string why = checker.convert(stmt.field("consequence"), branches.back());
+    for (const Node& alt : stmt.children()) {
+        if (!why.empty()) break;
+        if (alt.is("elif_clause")) {
+            branches.push_back({alt.field("condition"), {}, false});
+            why = checker.convert(alt.field("consequence"), branches.back());
+            if (why.empty()) why = checker.impurity(alt.field("condition"));
+        } else if (alt.is("else_clause")) {
+            branches.push_back({Node(), {}, false});
+            plan.has_else = true;
+            why = checker.convert(alt.field("body"), branches.back());
+        }
+    }
+    if (why.empty()) {
+        if (auto impure = checker.impurity(stmt.field("condition"), true); !impure.empty()) why = "the test " + impure;
+    }
+    return why;
+}
+
+// `if TEST: ... return A` followed by the rest of the function ending in a return: the
+// rest is the false branch.
+std::string take_rest(Checker& checker, const Node& stmt, const Node& def, Plan& plan) {
+    plan.span_end = stmt.end();
+    const bool early_return = !plan.has_else && plan.branches.size() == 1 && plan.branches[0].returns;
+    if (!early_return || !(stmt.parent() == def.field("body"))) return "";
+    std::vector<Node> rest;
+    for (const Node& s : stmt.parent().named_children()) {
+        if (s.begin() > stmt.begin() && !s.is("comment")) rest.push_back(s);
+    }
+    Branch after{Node(), {}, false};
+    if (auto why = checker.convert(rest, after); !why.empty()) return "the code after the early return: " + why;
+    if (!after.returns) return "the code after the early return does not end in a return";
+    plan.span_end = rest.back().end();
+    plan.branches.push_back(std::move(after));
+    plan.has_else = true;
+    return "";
+}
+
+// A read of a local that may have no value, now that both branches run.
+std::string unbound_read(const Scope& scope, const Plan& plan) {
+    for (const auto& b : plan.branches) {
+        std::set<std::string> assigned;
+        for (const auto& st : b.body) {
+            const std::string name = st.value ? maybe_unbound(st.value, scope, assigned) : "";
+            if (!name.empty()) return fmt::format("`{}` may have no value here, and both branches would run", name);
+            if (st.kind == Statement::Assign) assigned.insert(st.name);
+        }
+    }
+    return "";
+}
+
+// Every branch returns, or none does; returned values that a select can choose between.
+std::string check_returns(const Context& ctx, Plan& plan) {
+    const auto& branches = plan.branches;
+    const auto returns = [](const Branch& b) { return b.returns; };
+    plan.all_return = plan.has_else && std::all_of(branches.begin(), branches.end(), returns);
+    plan.any_return = std::any_of(branches.begin(), branches.end(), returns);
+    if (plan.any_return && !plan.all_return) return "a branch returns while another falls through";
+    if (!plan.all_return) return "";
+    // Values that provably differ in kind (None against a tensor, tuples of other
+    // lengths) cannot be selected: the runtime would evaluate both branches and then
+    // fall back to the `if`, breaking the graph more than before.
+    const Branch* first = nullptr;
+    analysis::Value first_value;
+    for (const auto& b : branches) {
+        const auto ret = std::find_if(b.body.begin(), b.body.end(),
+                                      [](const Statement& st) { return st.kind == Statement::Return; });
+        const analysis::Value v = ret->value ? ctx.values.eval(ctx.file, ret->value)
+                                             : analysis::Value::of(analysis::kNone);
+        if (first == nullptr) {
+            first = &b;
+            first_value = v;
+            continue;
+        }
+        if (auto clash = kind_clash(first_value, v); !clash.empty()) {
+            return "the branches return values of different kinds (" + clash + "): no select can express that";
+        }
+    }
+    return "";
+}
+
+// Conditional counters (self.BUFFER += INT): one `if` without else, and no value in it may
+// read the buffer. Taken out of the branch: they become _graphmend_update calls.
+std::string take_updates(Plan& plan) {
+    auto& branches = plan.branches;
+    for (const auto& b : branches) {
+        for (const auto& st : b.body) {
+            if (st.kind == Statement::Update) plan.updates.push_back(st);
+        }
+    }
+    if (plan.updates.empty()) return "";
+    if (plan.has_else || branches.size() != 1 || plan.any_return) {
+        return "a buffer update under an `if` with elif/else or a return";
+    }
+    for (const auto& st : branches[0].body) {
+        if (st.kind == Statement::Update || !st.value) continue;
+        for (const auto& u : plan.updates) {
+            if (std::string_view(st.value.text()).find("self." + u.name) != std::string_view::npos) {
+                return fmt::format("a value in the branch reads the updated buffer self.{}", u.name);
+            }
+        }
+    }
+    std::erase_if(branches[0].body, [](const Statement& s) { return s.kind == Statement::Update; });
+    return "";
+}
+
+// True when every branch (and an else) has a statement naming `name`.
+bool set_everywhere(const Plan& plan, const std::string& name) {
+    return plan.has_else && std::all_of(plan.branches.begin(), plan.branches.end(), [&](const Branch& b) {
+               return std::any_of(b.body.begin(), b.body.end(), [&](const Statement& s) { return s.name == name; });
+           });
+}
+
+// A live name that some branch sets to a Python constant: the runtime could never select
+// it (it keeps Python values as they are), so say so here.
+std::string constant_refusal(const Plan& plan, const std::string& name) {
+    std::set<std::string> values;
+    bool literal = false;
+    for (const auto& b : plan.branches) {
+        for (const auto& st : b.body) {
+            if (st.kind != Statement::Assign || st.name != name || !st.value) continue;
+            literal = literal || is_literal(st.value);
+            values.insert(text(st.value));
+        }
+    }
+    if (literal && (values.size() > 1 || !set_everywhere(plan, name))) {
+        return fmt::format("`{}` is set to a Python constant in a branch: a select cannot choose it without making it "
+                           "a tensor",
+                           name);
+    }
+    return "";
+}
+
+// The names the branches assign that the code after the `if` reads: each with a value on
+// every path, and none a Python constant.
+std::string find_live(const Scope& scope, Plan& plan) {
+    if (plan.all_return) return "";
+    auto& live = plan.live;
+    for (const auto& b : plan.branches) {
+        for (const auto& st : b.body) {
+            if (scope.read_outside.contains(st.name) && std::find(live.begin(), live.end(), st.name) == live.end()) {
+                live.push_back(st.name);
+            }
+        }
+    }
+    if (live.empty() && plan.updates.empty()) return "no value of the branches is used after the `if`";
+    for (const auto& name : live) {
+        if (auto why = constant_refusal(plan, name); !why.empty()) return why;
+    }
+    for (const auto& name : live) {
+        if (!set_everywhere(plan, name) && !scope.bound_before.contains(name)) {
+            return fmt::format("`{}` has no value before the `if` on the path that does not assign it", name);
+        }
+    }
+    return "";
+}
+
+// A live name whose select would be a new tensor where the `if` left the branch's own (a
+// name, a view, a conversion to what it is), when the function then changes it in place.
+std::string aliased_live(const Node& stmt, const Node& def, const Plan& plan) {
+    if (plan.all_return || plan.live.empty()) return "";
+    std::vector<Node> values;
+    bool keeps_old = !plan.has_else;
+    for (const auto& b : plan.branches) {
+        for (const auto& name : plan.live) {
+            const Statement* last = nullptr;
+            for (const auto& st : b.body) {
+                if (st.kind == Statement::Assign && st.name == name) last = &st;
+            }
+            if (last == nullptr) {
+                keeps_old = true;
+            } else if (last->value) {
+                values.push_back(last->value);
+            }
+        }
+    }
+    return alias_refusal(def, stmt, values, keeps_old, {plan.live.begin(), plan.live.end()}, Node());
+}
+
+// `cond` tests `name is None` (`is_none`) or `name is not None`, alone or as a conjunct of an
+// `and` (`is_none`) / a disjunct of an `or` (not `is_none`).
+bool tests_none(const Node& cond, const std::string& name, bool is_none) {
+    const Node c = syntax::without_parens(cond);
+    if (c.is("boolean_operator")) {
+        const std::string_view op = c.field("operator").type();
+        if (op != (is_none ? "and" : "or")) return false;
+        return tests_none(c.field("left"), name, is_none) || tests_none(c.field("right"), name, is_none);
+    }
+    if (!c.is("comparison_operator")) return false;
+    const auto parts = c.named_children();
+    if (parts.size() != 2 || parts[0].text() != name || !parts[1].is("none")) return false;
+    std::string ops;
+    for (const Node& k : c.children()) {
+        if (!k.named()) ops += std::string(k.type()) + " ";
+    }
+    return ops == (is_none ? "is " : "is not ");
+}
+
+// `stmt`, a statement of a block, assigns None to `name` alone (`name = None`).
+bool assigns_none(const Node& stmt, const std::string& name) {
+    if (!stmt.is("expression_statement") || stmt.named_children().size() != 1) return false;
+    const Node a = stmt.named_children()[0];
+    return a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == name &&
+           a.field("right") && syntax::without_parens(a.field("right")).is("none");
+}
+
+// For each block of a function and each name asked: per statement of the block (its start,
+// from the function's), the line of the `name = None` before it with nothing between that
+// binds the name, as lines after the function's first (+1; 0: none). Filled per block and
+// name on first ask, in one pass over the block: a per-site scan of the block's statements
+// took time as the square of the statements (4,000 `if`s in one forward).
+struct NoneLines {
+    mutable std::map<std::pair<std::uint32_t, std::string>, std::map<std::uint32_t, std::uint32_t>> by_block;
+};
+
+// The line of `name = None` before `stmt` in its block, with nothing between that binds
+// `name`; 0 when there is none.
+std::uint32_t none_assigned_before(const Node& stmt, const std::string& name) {
+    const Node block = stmt.parent();
+    const Node function = analysis::enclosing_function(stmt);
+    if (!function) {  // module level: the statements before it, once
+        const auto siblings = block.named_children();
+        std::size_t at = 0;
+        while (at < siblings.size() && !(siblings[at] == stmt)) ++at;
+        for (std::size_t i = std::min(at, siblings.size()); i-- > 0;) {
+            if (assigns_none(siblings[i], name)) return siblings[i].position().line;
+            if (analysis::binds(siblings[i], name)) break;
+        }
+        return 0;
+    }
+    thread_local analysis::FunctionMemo<NoneLines> memo;
+    const NoneLines& lines = memo.get(function, [](const Node&) { return NoneLines{}; });
+    const std::uint32_t base = function.begin();
+    const std::uint32_t first_line = function.position().line;
+    auto [it, made] = lines.by_block.try_emplace({block.begin() - base, name});
+    if (made) {
+        std::uint32_t state = 0;
+        for (const Node& child : block.named_children()) {
+            it->second.emplace(child.begin() - base, state);
+            if (assigns_none(child, name)) {
+                state = child.position().line - first_line + 1;
+            } else if (analysis::binds(child, name)) {
+                state = 0;
+            }
+        }
+    }
+    const auto at = it->second.find(stmt.begin() - base);
+    return at == it->second.end() || at->second == 0 ? 0 : at->second - 1 + first_line;
+}
+
+// The line that shows `name` is None where `stmt` runs: `name = None` before it in its block,
+// or an enclosing `if` (`stmt` in the body of `if name is None [and ...]:`, or in the else of
+// `if name is not None [or ...]:`), with nothing between that binds the name; 0 when none does.
+std::uint32_t none_here(const Node& stmt, const std::string& name) {
+    if (const std::uint32_t line = none_assigned_before(stmt, name)) return line;
+    for (Node p = stmt.parent(); p && !p.is("function_definition") && !p.is("lambda"); p = p.parent()) {
+        if (!p.is("block") && !p.is("else_clause")) continue;
+        const Node owner = p.is("block") ? p.parent() : p.parent();
+        if (!owner.is("if_statement")) continue;
+        const bool in_body = p.is("block") && owner.field("consequence") == p;
+        const bool in_else = p.is("else_clause");
+        if (!(in_body && tests_none(owner.field("condition"), name, true)) &&
+            !(in_else && tests_none(owner.field("condition"), name, false))) {
+            continue;
+        }
+        return analysis::binds(p, name, stmt.begin()) ? 0 : owner.position().line;
+    }
+    return 0;
+}
+
+// A live name that is None on a path that leaves it as it was (an enclosing `if` tests it) and
+// that a branch sets to something written otherwise than `None`: the runtime selects only
+// between tensors of one layout, so the `if` would always keep its break (timm's
+// `if patch_valid is None ...: sentinel = ...; if sentinel.any(): patch_valid = ~sentinel`).
+std::string none_on_a_path(const Node& stmt, const Plan& plan) {
+    if (plan.all_return) return "";
+    for (const auto& name : plan.live) {
+        bool kept = !plan.has_else;
+        bool set = false;
+        for (const auto& b : plan.branches) {
+            bool assigns = false;
+            for (const auto& st : b.body) {
+                if (st.kind != Statement::Assign || st.name != name) continue;
+                assigns = true;
+                set = set || !(st.value && syntax::without_parens(st.value).is("none"));
+            }
+            kept = kept || !assigns;
+        }
+        if (!kept || !set) continue;
+        if (const std::uint32_t line = none_here(stmt, name)) {
+            return fmt::format("`{}` is None where the `if` leaves it as it was (line {} shows it) and is set to a "
+                               "value where it assigns it: the select takes only tensors of one layout, so the `if` "
+                               "would keep its graph break",
+                               name, line);
+        }
+    }
+    return "";
+}
+
+// Checks inside a branch fire only when the branch would have run: the test is bound once
+// (`(_graphmend_pLINE := TEST)`) and gates them (`_graphmend_and(GATE, ...)`).
+std::string gate_checks(const Node& stmt, Plan& plan) {
+    auto& branches = plan.branches;
+    plan.has_checks = any_statement(branches, [](const Statement& st) { return st.kind == Statement::Check; });
+    plan.first_pred = predicate(branches[0].test);
+    if (!plan.has_checks) return "";
+    if (branches.size() > 2 || (branches.size() == 2 && branches[1].test)) {
+        return "a check inside a branch of an if/elif chain";
+    }
+    const std::string bound = fmt::format("_graphmend_p{}", stmt.position().line);
+    branches[0].gate = bound;
+    if (branches.size() == 2) branches[1].gate = fmt::format("_graphmend_not({})", bound);
+    plan.first_pred = fmt::format("({} := {})", bound, plan.first_pred);
+    return "";
+}
+
+// --- One layout for the branch values --------------------------------------------------
+// The runtime selects only when the branch values agree in shape, dtype and device; where
+// they differ it keeps the `if` and its break. What the text shows: a value has the layout
+// of a tensor SOURCE (its spelling) when it is that name unchanged, or an elementwise
+// method of it that keeps its dtype, or an arithmetic or bitwise operator with a Python
+// literal or with another value of the same source (broadcasting changes nothing then),
+// or torch.*_like(SOURCE). Anything else (a product of two tensors from different sources,
+// `mask4d & pad` where `pad` adds dimensions, a submodule's output, `.float()`) is not
+// shown, and the report says the select holds only where the layouts agree at run time.
+// No dtypes are known: math (`sqrt`, `exp`, `/`, `* 0.5`) is taken to keep the dtype, as it
+// does for the floating-point tensors of model code; an integer tensor's would become float.
+bool keeps_layout_method(std::string_view m) {
+    static const std::set<std::string_view> kMethods{
+        "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max",
+        "clip", "masked_fill", "contiguous", "clone", "detach", "sin", "cos", "reciprocal", "square", "pow", "floor",
+        "ceil", "round", "trunc", "sign", "logical_not", "bitwise_not", "nan_to_num", "softmax", "log_softmax",
+        "cumsum", "cumprod", "tril", "triu", "flip", "roll", "add", "sub", "mul", "div", "exp2", "erf",
+        "gelu", "silu"};
+    return kMethods.contains(m);
+}
+
+bool is_python_literal(const Node& e) {
+    if (e.is("unary_operator")) return is_python_literal(e.field("argument"));
+    if (e.is("parenthesized_expression")) {
+        const auto kids = e.named_children();
+        return kids.size() == 1 && is_python_literal(kids[0]);
+    }
+    return e.is("integer") || e.is("float") || e.is("true") || e.is("false");
+}
+
+// The source of `e`'s layout as text, or "" when the text does not show it. `before`: the
+// statements of branch `b` that run before `e` (names they bind are followed).
+std::string layout_source(const Context& ctx, const Node& e, const Branch* b, std::size_t before, int depth = 0);
+
+// The statement of branch `b`, among its first `before`, that last bound `name`, or -1.
+std::ptrdiff_t bound_before(const Branch* b, std::size_t before, std::string_view name) {
+    if (b == nullptr) return -1;
+    for (std::size_t i = before; i-- > 0;) {
+        if (b->body[i].kind == Statement::Assign && b->body[i].name == name) return static_cast<std::ptrdiff_t>(i);
+    }
+    return -1;
+}
+
+// True when the analysis knows `e` is no tensor (a Python value: the runtime selects only the
+// very same object).
+bool python_value(const Context& ctx, const Node& e) {
+    const auto v = ctx.values.eval(ctx.file, e);
+    return v.kinds != 0 && !v.tensor() && !(v.kinds & analysis::kUnknown);
+}
+
+// A Python number or bool: a literal, `torch.finfo(...).max` and the like, arithmetic of
+// those, a name the branch bound to one, or a value the analysis knows is one (no tensor).
+bool scalar_operand(const Context& ctx, const Node& e, const Branch* b = nullptr, std::size_t before = 0,
+                    int depth = 0) {
+    if (!e.valid() || depth > 16) return false;
+    if (is_python_literal(e)) return true;
+    if (e.is("parenthesized_expression")) {
+        const auto kids = e.named_children();
+        return kids.size() == 1 && scalar_operand(ctx, kids[0], b, before, depth + 1);
+    }
+    if (e.is("unary_operator")) return scalar_operand(ctx, e.field("argument"), b, before, depth + 1);
+    if (e.is("binary_operator")) {
+        return scalar_operand(ctx, e.field("left"), b, before, depth + 1) &&
+               scalar_operand(ctx, e.field("right"), b, before, depth + 1);
+    }
+    if (e.is("attribute")) {
+        const Node call = e.field("object");
+        if (call.is("call")) {
+            const auto fn = call.field("function").text();
+            if (fn == "torch.finfo" || fn == "torch.iinfo") return true;
+        }
+    }
+    if (e.is("identifier")) {
+        if (const auto i = bound_before(b, before, e.text()); i >= 0) {
+            const auto& value = b->body[static_cast<std::size_t>(i)].value;
+            return value && scalar_operand(ctx, value, b, static_cast<std::size_t>(i), depth + 1);
+        }
+    }
+    const auto v = ctx.values.eval(ctx.file, e);
+    return v.only(analysis::kNumber | analysis::kBool) && !v.data;
+}
+
+// torch.NAME(first, ...) whose result has the layout of `first` when every other argument is a
+// Python number (or has first's layout).
+bool keeps_layout_function(std::string_view f) {
+    static const std::set<std::string_view> kFunctions{
+        "clamp", "clip", "maximum", "minimum", "abs", "exp", "log", "sigmoid", "tanh", "relu", "nan_to_num",
+        "masked_fill", "softmax", "log_softmax", "sqrt", "rsqrt", "neg", "sign", "floor", "ceil", "round", "trunc",
+        "tril", "triu", "logical_not", "mul", "add", "sub", "div", "pow", "square", "erf", "cumsum", "clamp_min",
+        "clamp_max", "fmax", "fmin"};
+    return kFunctions.contains(f);
+}
+
+// The other arguments of a call keep `source`'s layout: Python numbers, dims, or values of
+// that layout. Keyword arguments other than the operand ones (`other`, `min`, `max`,
+// `exponent`, `value`) are options (dim, dtype is refused by the caller).
+bool arguments_keep(const Context& ctx, const std::vector<Node>& args, std::size_t first, const std::string& source,
+                    const Branch* b, std::size_t before, int depth) {
+    for (std::size_t i = first; i < args.size(); ++i) {
+        const Node& a = args[i];
+        if (a.is("keyword_argument")) {
+            const auto key = a.field("name").text();
+            if (key == "dtype" || key == "out") return false;
+            if (key != "other" && key != "min" && key != "max" && key != "exponent" && key != "value") continue;
+        }
+        const Node v = a.is("keyword_argument") ? a.field("value") : a;
+        if (scalar_operand(ctx, v, b, before)) continue;
+        if (layout_source(ctx, v, b, before, depth + 1) != source) return false;
+    }
+    return true;
+}
+
+std::string layout_source(const Context& ctx, const Node& e, const Branch* b, std::size_t before, int depth) {
+    if (!e.valid() || depth > 16) return "";
+    if (e.is("parenthesized_expression")) {
+        const auto kids = e.named_children();
+        return kids.size() == 1 ? layout_source(ctx, kids[0], b, before, depth + 1) : "";
+    }
+    if (e.is("identifier")) {
+        if (const auto i = bound_before(b, before, e.text()); i >= 0) {
+            const auto& value = b->body[static_cast<std::size_t>(i)].value;
+            return value ? layout_source(ctx, value, b, static_cast<std::size_t>(i), depth + 1) : "";
+        }
+    }
+    const bool self_attribute =
+        e.is("attribute") && e.field("object").is("identifier") && e.field("object").text() == "self";
+    if (e.is("identifier") || self_attribute) return python_value(ctx, e) ? "" : std::string(e.text());
+    if (e.is("expression_list") || e.is("tuple")) {
+        std::string out = "(";
+        for (const auto& item : e.named_children()) {
+            auto source = layout_source(ctx, item, b, before, depth + 1);
+            if (source.empty()) return "";
+            out += source + ",";
+        }
+        return out + ")";
+    }
+    if (e.is("binary_operator")) {
+        const Node l = e.field("left");
+        const Node r = e.field("right");
+        const auto op = e.field("operator").text();
+        if (op == "@") return "";
+        if (scalar_operand(ctx, r, b, before)) return layout_source(ctx, l, b, before, depth + 1);
+        if (scalar_operand(ctx, l, b, before)) return layout_source(ctx, r, b, before, depth + 1);
+        auto ls = layout_source(ctx, l, b, before, depth + 1);
+        auto rs = layout_source(ctx, r, b, before, depth + 1);
+        if (ls.empty() || rs.empty()) return "";
+        if (ls == rs) return ls;
+        // a reduction of a tensor to one element broadcasts against it: its layout
+        if (rs == "reduce(" + ls + ")") return ls;
+        if (ls == "reduce(" + rs + ")") return rs;
+        // broadcasting and type promotion are symmetric: `a - b` and `b - a` agree
+        return fmt::format("{}({},{})", op == "/" ? "truediv" : "bcast", std::min(ls, rs), std::max(ls, rs));
+    }
+    if (e.is("unary_operator")) return layout_source(ctx, e.field("argument"), b, before, depth + 1);
+    if (e.is("call")) {
+        const Node fn = e.field("function");
+        if (!fn.is("attribute")) return "";
+        const auto name = fn.field("attribute").text();
+        const Node object = fn.field("object");
+        const auto args = e.field("arguments").named_children();
+        if (object.is("identifier") && object.text() == "torch") {
+            if (args.empty() || args[0].is("keyword_argument")) return "";
+            if (name == "zeros_like" || name == "ones_like" || name == "empty_like" || name == "full_like") {
+                for (const auto& a : args) {
+                    if (a.is("keyword_argument") && a.field("name").text() == "dtype") return "";
+                }
+                return layout_source(ctx, args[0], b, before, depth + 1);
+            }
+            if (!keeps_layout_function(name)) return "";
+            auto source = layout_source(ctx, args[0], b, before, depth + 1);
+            return !source.empty() && arguments_keep(ctx, args, 1, source, b, before, depth) ? source : "";
+        }
+        if (args.empty() && (name == "mean" || name == "std" || name == "var" || name == "norm" || name == "max" ||
+                             name == "min" || name == "amax" || name == "amin" || name == "median")) {
+            // the whole tensor to one element of its dtype
+            auto source = layout_source(ctx, object, b, before, depth + 1);
+            return source.empty() ? "" : "reduce(" + source + ")";
+        }
+        if (!keeps_layout_method(name)) return "";
+        auto source = layout_source(ctx, object, b, before, depth + 1);
+        return !source.empty() && arguments_keep(ctx, args, 0, source, b, before, depth) ? source : "";
+    }
+    return "";
+}
+
+// The live name (or, with every branch returning, the returned value) whose branch values
+// the text does not show to share a layout, or "" when every one does.
+std::string unshown_layout(const Context& ctx, const Plan& plan) {
+    if (plan.all_return) {
+        std::optional<std::string> common;
+        for (const auto& b : plan.branches) {
+            for (std::size_t i = 0; i < b.body.size(); ++i) {
+                if (b.body[i].kind != Statement::Return) continue;
+                auto source = layout_source(ctx, b.body[i].value, &b, i);
+                if (source.empty() || (common && *common != source)) return "the returned value";
+                common = source;
+            }
+        }
+        return "";
+    }
+    std::vector<std::string> names;
+    for (const auto& name : plan.live) {
+        std::optional<std::string> common;
+        bool unshown = false;
+        auto meet = [&](const std::string& source) {
+            if (source.empty() || (common && *common != source)) unshown = true;
+            common = source;
+        };
+        for (const auto& b : plan.branches) {
+            std::size_t last = b.body.size();
+            for (std::size_t i = 0; i < b.body.size(); ++i) {
+                if (b.body[i].kind == Statement::Assign && b.body[i].name == name) last = i;
+            }
+            if (last == b.body.size()) {
+                meet(name);  // this path leaves the name as it was
+            } else {
+                meet(b.body[last].value ? layout_source(ctx, b.body[last].value, &b, last) : "");
+            }
+        }
+        if (!plan.has_else) meet(name);
+        if (unshown) names.push_back(fmt::format("`{}`", name));
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The call: built from the last branch backwards, elif chains nesting in the false lambda;
+// buffer updates before it.
+Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& scope, const Checker& checker,
+                 const Plan& plan) {
+    const auto& branches = plan.branches;
+    const auto& live = plan.live;
+    std::vector<std::vector<Node>> reads;
+    for (const auto& b : branches) {
+        reads.emplace_back();
+        for (const auto& st : b.body) {
+            if (st.value) reads.back().push_back(st.value);
+        }
+    }
+    std::vector<std::string> implicit;  // an `if` without else leaves the live names as they were
+    if (!plan.has_else) implicit = live;
+    const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, reads, implicit);
+    const std::string grad = std::string(checker.grad_unsafe ? "False" : "True") +
+                             (checker.costly() ? ", costly=True" : "") + only_argument(one_sided);
+    std::string value;
+    if (!plan.has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
+    std::vector<std::string> pieces;  // of the outermost call, laid out below
+    for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+        if (!it->test) {
+            value = branch_value(*it, live);
+            continue;
+        }
+        const std::string pred = it->test == branches[0].test ? plan.first_pred : predicate(it->test);
+        pieces = {fmt::format("{}_graphmend_if({},", plan.all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
+                              pred),
+                  fmt::format("lambda: {},", branch_value(*it, live)), fmt::format("lambda: {},", value),
+                  fmt::format("grad_safe={},", grad)};
+        value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", pred,
+                            branch_value(*it, live), value, grad);
+    }
+    const std::uint32_t span_end = plan.span_end;
+    site.end = span_end;
+    std::string updates_text;
+    for (const auto& u : plan.updates) {
+        updates_text += fmt::format("_graphmend_update({}, self, \"{}\", \"{}\", {}); ", predicate(branches[0].test),
+                                    u.name, u.raw, u.value.text());
+    }
+    if (!plan.updates.empty() && live.empty()) {
+        // Only counters: one line of updates, the rest blank.
+        std::string out = updates_text.substr(0, updates_text.size() - 2);
+        for (auto n = syntax::count_newlines(out); n < syntax::count_newlines(stmt.source().slice(stmt.begin(), span_end)); ++n) {
+            out += stmt.source().eol();
+        }
+        site.fix = Fix{{{stmt.begin(), span_end, out}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
+        site.detail = "the buffer update stays conditional on the data";
+        return site;
+    }
+    if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
+    std::vector<std::string> blocks{runtime::stem::predicated_control_flow};
+    if (plan.has_checks) blocks.insert(blocks.begin(), runtime::stem::deferred_effects);
+    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe, std::move(blocks)};
+    site.detail = checker.grad_unsafe
+                      ? "selected with torch.where; the original control flow is kept when the branch values "
+                        "require grad (a branch can produce inf/NaN)"
+                      : "selected with torch.where";
+    const std::string unshown = unshown_layout(ctx, plan);
+    if (!unshown.empty()) {
+        site.detail += fmt::format("; only where the branches' values of {} agree at run time (tensors of one "
+                                   "shape, dtype and device), which the code does not show: elsewhere the `if` "
+                                   "keeps its graph break",
+                                   unshown);
+    }
+    site.fix->condition = select_condition(
+        checker.grad_unsafe, one_sided,
+        unshown.empty() ? "" : fmt::format("{} of one shape, dtype and device in every branch", unshown));
+    if (!plan.updates.empty()) site.detail += "; the buffer update stays conditional on the data";
+    return site;
+}
+
+}  // namespace
+
+bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b) {
+    const std::string la = layout_source(ctx, a, nullptr, 0);
+    return !la.empty() && la == layout_source(ctx, b, nullptr, 0);
+}
+
+std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b) {
+    const analysis::Value va = ctx.values.eval(ctx.file, a);
+    const analysis::Value vb = ctx.values.eval(ctx.file, b);
+    if (auto clash = kind_clash(va, vb); !clash.empty()) return clash;
+    constexpr std::uint16_t python = analysis::kNumber | analysis::kBool | analysis::kNone | analysis::kStr;
+    if ((va.only(python) && vb.tensor()) || (vb.only(python) && va.tensor())) {
+        return fmt::format("a Python {} against a tensor", analysis::describe(va.only(python) ? va : vb));
+    }
+    return "";
+}
+
+Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
+    Site site = new_site(stmt, stmt.field("condition").text());
+    if (site.reason = dynamic_shape_in_test(ctx, stmt.field("condition")); !site.reason.empty()) return site;
+    Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+    checker.site_def = def;
+    checker.site_stmt = stmt;
+    Plan plan;
+    site.reason = convert_branches(checker, stmt, plan);
+    if (!site.reason.empty()) {
+        site.retry = checker.nested;
+        return site;
+    }
+    if (any_statement(plan.branches, Checker::is_state)) {
+        return state_site(std::move(site), stmt, def, scope, checker, plan.branches);
+    }
+    if (any_statement(plan.branches, [](const Statement& s) { return s.kind == Statement::Effect; })) {
+        return effects_site(std::move(site), stmt, plan.branches);
+    }
+    const std::function<std::string()> steps[] = {
+        [&] { return take_rest(checker, stmt, def, plan); },
+        [&] { return unbound_read(scope, plan); },
+        [&] { return check_returns(ctx, plan); },
+        [&] { return take_updates(plan); },
+        [&] { return find_live(scope, plan); },
+        [&] { return aliased_live(stmt, def, plan); },
+        [&] { return none_on_a_path(stmt, plan); },
+        [&] { return gate_checks(stmt, plan); },
+    };
+    for (const auto& step : steps) {
+        site.reason = step();
+        if (!site.reason.empty()) return site;
+    }
+    return select_site(std::move(site), ctx, stmt, scope, checker, plan);
+}
+
+}  // namespace graphmend::rules::control_flow

@@ -1,0 +1,747 @@
+// Rule GM401 data-dependent-shape (report only: it never rewrites).
+//
+// What it does: lists, in code that runs under torch.compile, the graph breaks that no
+// source rewrite of graphmend removes, so that `graphmend check` tells users why their
+// breaks remain instead of finding "0 sites":
+//   - values read out of tensors into Python: `.tolist()`, and `.item()`, `int(t)`,
+//     `float(t)`, `bool(t)` outside a test the predicate rules rewrite and outside a
+//     deferred message (torch 2.12: GB0124 unless capture_scalar_outputs);
+//   - ops whose output shape depends on the data: `nonzero`, `argwhere`, one-argument
+//     `torch.where`, `unique`, `masked_select`, boolean-mask indexing `x[x > 0]`
+//     (GB0036 unless capture_dynamic_output_shape_ops);
+//   - a `while` loop whose test reads tensor data (GB0170; a break inside a loop makes
+//     Dynamo skip the whole frame, GB7000);
+//   - a tensor passed where torch wants a size (`torch.arange(seq_len)`, `torch.zeros(n)`
+//     with n a tensor): read into Python there (GB0124), the shape following the data;
+//   - a tensor used as a slice bound (`x[start:end]`, read or stored): read into Python
+//     through Tensor.__index__ (GB0124; torch 2.12.1 then skips the frame).
+// Each is reported as refused, with what the value feeds (sizes, a loop bound) when the
+// function shows it.
+//
+// Why not fixed: a select chooses between values of one shape; these produce Python
+// values or shapes from the data, which only Dynamo's own options (dynamic shapes,
+// capture flags) can trace.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "rules/support/deferred_call.hpp"
+#include "rules/gm501_static_expert_dispatch/expert_dispatch.hpp"
+#include "rules/gm503_host_int_values/host_ints.hpp"
+#include "graphmend/knowledge.hpp"
+#include "rules/gm502_static_row_subset/row_subset.hpp"
+#include "graphmend/rule.hpp"
+#include "rules/support/scalar_reads.hpp"
+#include "rules/support/site.hpp"
+#include "rules/gm504_static_span_loop/span_loop.hpp"
+#include "rules/gm501_static_expert_dispatch/split_dispatch.hpp"
+#include "rules/support/tensor_test.hpp"
+
+namespace graphmend::rules {
+
+using syntax::Node;
+
+namespace {
+
+const RuleInfo kInfo{"GM401", "data-dependent-shape",
+                     "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)"};
+
+// Calls whose arguments are sizes or shapes.
+const std::set<std::string_view> kShapeCalls{
+    "split", "split_with_sizes", "tensor_split", "view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
+    "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "range", "narrow", "randn", "rand",
+    "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk"};
+
+// torch functions whose positional arguments are sizes (or a range's bounds).
+const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
+                                                 "linspace", "eye", "randperm"};
+
+
+std::string text(const Node& n) { return std::string(n.text()); }
+
+Node function_of(const Node& n) {
+    Node def = analysis::enclosing_function(n);
+    while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+    return def;
+}
+
+// True when `n` lies in the test of an if / elif / assert / conditional expression whose
+// test reads data: the predicate rules own it (they rewrite `.item()` there, or refuse).
+bool in_data_test(const Context& ctx, const Node& n) {
+    Node child = n;
+    for (Node p = n.parent(); p; child = p, p = p.parent()) {
+        if (p.is("function_definition") || p.is("lambda") || p.is("block")) return false;
+        if ((p.is("if_statement") || p.is("elif_clause")) && p.field("condition") == child) {
+            return ctx.values.data_test(ctx.file, child);
+        }
+        if (p.is("assert_statement")) return true;
+        if (p.is("conditional_expression")) {
+            const auto parts = p.named_children();
+            if (parts.size() == 3 && parts[1] == child) return ctx.values.data_test(ctx.file, child);
+        }
+    }
+    return false;
+}
+
+// True when `n` is an argument of a print / logging / warnings call that the
+// deferred-side-effect rule hands to the runtime (which defers `.item()` there).
+bool in_message(const Context& ctx, const Node& n) {
+    for (Node p = n.parent(); p && !p.is("function_definition") && !p.is("block"); p = p.parent()) {
+        if (p.is("call") && deferred_call(ctx, p)) return true;
+    }
+    return false;
+}
+
+// True when `name` is a parameter of function `def`.
+bool is_parameter(const Node& def, std::string_view name) {
+    for (const Node& p : def.field("parameters").named_children()) {
+        const Node n = p.is("identifier") ? p : p.field("name") ? p.field("name") : Node();
+        if (n && n.text() == name) return true;
+        if (p.is("typed_parameter") && !p.named_children().empty() && p.named_children()[0].text() == name) return true;
+    }
+    return false;
+}
+
+// True when `expr` is arithmetic on a parameter of a `forward` written with neither
+// annotation nor default, directly or through the locals assigned such arithmetic
+// (`start = (2 * seq_len - 1) // 2`): the value analysis takes such a parameter for a tensor
+// when it finds no caller (a submodule called through an attribute bound to one of several
+// classes), which is no evidence that a slice bound made of it is one (swin2sr's
+// `height * self.upscale`, Mega's `seq_len`). A parameter read through an attribute, an item
+// or a call (`x.shape[1]`, `ids[i]`) does not count.
+bool arithmetic_on_bare_forward_parameter(const Node& def, const Node& expr, int depth = 0) {
+    const Node e = syntax::without_parens(expr);
+    if (depth > 3) return false;
+    if (e.is("binary_operator")) {
+        return arithmetic_on_bare_forward_parameter(def, e.field("left"), depth) ||
+               arithmetic_on_bare_forward_parameter(def, e.field("right"), depth);
+    }
+    if (e.is("unary_operator")) return arithmetic_on_bare_forward_parameter(def, e.field("argument"), depth);
+    if (!e.is("identifier")) return false;
+    if (def.field("name").text() == "forward") {
+        for (const Node& param : def.field("parameters").named_children()) {
+            if (param.is("identifier") && param.text() == e.text() && param.text() != "self") return true;
+        }
+    }
+    bool found = false;
+    syntax::walk(def.field("body"), [&](const Node& a) {
+        if (found || a.is("function_definition") || a.is("class_definition") || a.is("lambda")) return false;
+        if (a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == e.text() &&
+            a.field("right")) {
+            found = arithmetic_on_bare_forward_parameter(def, a.field("right"), depth + 1);
+        }
+        return !found;
+    });
+    return found;
+}
+
+// Calls f(identifier) for each name an assignment target binds: the target itself, or the
+// items of a tuple / list pattern. `y[a] = v` and `y.a = v` bind no name (`a` is read there).
+template <typename F>
+void each_bound_name(const Node& target, F&& f) {
+    syntax::walk(target, [&](const Node& t) {
+        if (t.is("subscript") || t.is("attribute")) return false;
+        if (t.is("identifier")) f(t);
+        return true;
+    });
+}
+
+// True when `name` is bound anywhere in the body of `def` (not counting nested functions).
+bool assigned_in_body(const Node& def, std::string_view name) {
+    bool found = false;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (found || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
+            each_bound_name(n.field("left"), [&](const Node& t) { found = found || t.text() == name; });
+        }
+        return !found;
+    });
+    return found;
+}
+
+// The local a value is assigned to (`NAME = <n>`), or "".
+std::string assigned_local(const Node& n) {
+    for (Node p = n.parent(); p && !p.is("block") && !p.is("lambda"); p = p.parent()) {
+        if (p.is("assignment")) {
+            const Node right = p.field("right");
+            if (p.field("left").is("identifier") && right && right.begin() <= n.begin() && n.end() <= right.end()) {
+                return text(p.field("left"));
+            }
+            return "";
+        }
+        if (p.is("call") || p.is("expression_statement")) return "";  // an argument: not the local's value
+    }
+    return "";
+}
+
+// What feeds() needs of a function, from one walk of its body (outside nested functions and
+// lambdas): how often each local is assigned, each assignment to a plain name with the names
+// its right side reads, and where each name is read (offsets from the function's first byte).
+struct Flows {
+    std::map<std::string, int> assignments;  // a parameter counts 2
+    std::vector<std::pair<std::string, std::set<std::string>>> assigned_from;  // in order
+    std::map<std::string, std::vector<std::size_t>> read_by;  // name -> indices into assigned_from
+    std::map<std::string, std::vector<std::uint32_t>> reads;
+};
+
+Flows flows_of(const Node& def) {
+    Flows f;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("lambda")) return false;
+        if (n.is("identifier") && is_read(n)) f.reads[text(n)].push_back(n.begin() - def.begin());
+        if (!n.is("assignment") || !n.field("left").is("identifier")) return true;
+        ++f.assignments[text(n.field("left"))];
+        if (const Node right = n.field("right")) {
+            std::set<std::string> read;
+            syntax::walk(right, [&](const Node& r) {
+                if (r.is("identifier") && is_read(r)) read.insert(text(r));
+                return true;
+            });
+            for (const std::string& r : read) f.read_by[r].push_back(f.assigned_from.size());
+            f.assigned_from.emplace_back(text(n.field("left")), std::move(read));
+        }
+        return true;
+    });
+    if (const Node params = def.field("parameters")) {
+        syntax::walk(params, [&](const Node& n) {
+            if (n.is("identifier")) f.assignments[text(n)] += 2;
+            return true;
+        });
+    }
+    return f;
+}
+
+// What the local `name` (and locals computed from it) feeds in `def`: shape arguments,
+// slice bounds, loop bounds. Empty when nothing shows. The function's Flows are remembered
+// (analysis::FunctionMemo): a function with many sites is walked once.
+std::vector<std::string> feeds(const Node& def, const std::string& name) {
+    thread_local analysis::FunctionMemo<Flows> memo;
+    const Flows& flows = memo.get(def, flows_of);
+    std::set<std::string> names{name};
+    // Locals assigned once (a name assigned again, or a parameter, holds other values too).
+    const auto once = [&](const std::string& local) {
+        const auto it = flows.assignments.find(local);
+        return it != flows.assignments.end() && it->second == 1;
+    };
+    // Locals computed from it (`used = sum(sizes)`): three rounds over the assignments in
+    // order, each taking the ones that read a name taken so far (in this round too). A round
+    // visits only those, in order: the assignments that read each name taken (Flows::read_by).
+    const auto readers = [&](const std::string& n) -> const std::vector<std::size_t>* {
+        const auto it = flows.read_by.find(n);
+        return it == flows.read_by.end() ? nullptr : &it->second;
+    };
+    for (int round = 0; round < 3; ++round) {
+        std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> next;
+        for (const std::string& n : names) {
+            if (const auto* r = readers(n)) {
+                for (const std::size_t k : *r) next.push(k);
+            }
+        }
+        std::size_t done = 0;  // assignments before this index were visited in this round
+        while (!next.empty()) {
+            const std::size_t k = next.top();
+            next.pop();
+            if (k < done) continue;
+            done = k + 1;
+            const std::string& local = flows.assigned_from[k].first;
+            if (!once(local) || !names.insert(local).second) continue;
+            if (const auto* r = readers(local)) {
+                for (const std::size_t later : *r) {
+                    if (later > k) next.push(later);
+                }
+            }
+        }
+    }
+    std::vector<std::uint32_t> reads;  // of the names, in source order
+    for (const std::string& n : names) {
+        if (const auto it = flows.reads.find(n); it != flows.reads.end()) {
+            reads.insert(reads.end(), it->second.begin(), it->second.end());
+        }
+    }
+    std::sort(reads.begin(), reads.end());
+    std::vector<std::string> out;
+    auto add = [&](std::string what) {
+        if (std::find(out.begin(), out.end(), what) == out.end()) out.push_back(std::move(what));
+    };
+    for (const std::uint32_t at : reads) {
+        const std::uint32_t begin = def.begin() + at;
+        const Node n = def.descendant(begin, begin + 1, true);
+        for (Node p = n.parent(); p && !p.is("expression_statement") && !p.is("block"); p = p.parent()) {
+            if (p.is("slice")) {
+                add(fmt::format("a slice bound at line {}", p.position().line));
+                break;
+            }
+            if (p.is("call")) {
+                const Node fn = p.field("function");
+                const std::string_view callee = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+                if (kShapeCalls.contains(callee)) {
+                    add(fmt::format("{} sizes at line {}", fn.text(), p.position().line));
+                    break;
+                }
+            }
+            if (p.is("for_statement") && p.field("right").begin() <= n.begin() && n.end() <= p.field("right").end()) {
+                add(fmt::format("a loop at line {}", p.position().line));
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+class DataDependentShapeRule final : public Rule {
+public:
+    [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    void check(const Context& ctx, std::vector<Site>& out) const override {
+        // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, the reads and
+        // writes its masks pick rows for, and the hit lists it rewrites; and the index lists of the
+        // static-row-subset rule (GM502). Once per function.
+        // The reads of tensors built from ints that the host-int-values rule (GM503) reports
+        // (loops, comprehensions, `.tolist()`): left to it, their contents still checked here.
+        std::uint32_t spans_of = UINT32_MAX;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
+        std::set<std::pair<std::uint32_t, std::uint32_t>> host_reads;
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (def.begin() != spans_of) {
+                spans_of = def.begin();
+                dispatch_spans = expert_dispatch_spans(ctx, def);
+                host_reads.clear();
+                for (const auto& r : match_host_reads(ctx, def)) {
+                    for (const Node& s : r.reads) host_reads.emplace(s.begin(), s.end());
+                }
+            }
+            for (const auto& [b, e] : dispatch_spans) {
+                if (b <= n.begin() && n.end() <= e) return false;
+            }
+            if (host_reads.contains({n.begin(), n.end()}) && (n.is("for_statement") || n.is("call"))) {
+                return n.is("for_statement");
+            }
+            if (n.is("for_statement")) {
+                // Not a loop over a fixed dispatch's hit rows: GM501 rewrites its iterable.
+                const Node it = n.field("right");
+                const bool rewritten = std::any_of(dispatch_spans.begin(), dispatch_spans.end(), [&](const auto& s) {
+                    return s.first == it.begin() && s.second == it.end();
+                });
+                if (!rewritten) check_tensor_loop(ctx, def, n, out);
+                return true;
+            }
+            if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
+            if (n.is("while_statement")) {
+                if (ctx.values.data_test(ctx.file, n.field("condition"))) {
+                    out.push_back(refused(n, fmt::format("while {}", n.field("condition").text()), "GB0170",
+                                          "a loop whose test reads tensor data: the trip count depends on the "
+                                          "data, which no select can express"));
+                }
+                return true;
+            }
+            if (n.is("subscript")) {
+                check_slice_bounds(ctx, def, n, out);
+                check_mask_index(ctx, n, out);
+                return true;
+            }
+            check_call(ctx, def, n, out);
+            return true;
+        });
+    }
+
+private:
+    static std::vector<std::pair<std::uint32_t, std::uint32_t>> expert_dispatch_spans(const Context& ctx,
+                                                                                   const Node& def) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+        syntax::walk(def, [&](const Node& n) {
+            if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
+            if (n.is("expression_statement")) {  // the index lists GM502 reports
+                if (const auto s = match_row_subset(ctx, def, n)) spans.emplace_back(s->index.begin(), s->index.end());
+                // The sizes the split-size dispatch of GM501 reads out.
+                if (const auto s = match_split_dispatch(ctx, def, n)) spans.emplace_back(s->tolist.begin(), s->tolist.end());
+                return false;
+            }
+            if (!n.is("for_statement")) return true;
+            if (const auto d = match_span_loop(ctx, def, n)) {  // GM504 reports the index, fixed or not
+                spans.emplace_back(d->index_call.begin(), d->index_call.end());
+                if (d->refused.empty()) spans.emplace_back(n.begin(), n.end());
+                return true;
+            }
+            if (const auto d = match_sorted_slices(ctx, def, n)) {  // GM501 reports the walk, fixed or not
+                spans.emplace_back(d->readout.begin(), d->readout.end());
+                spans.emplace_back(n.field("right").begin(), n.field("right").end());
+                for (const Node& s : d->slices) spans.emplace_back(s.begin(), s.end());
+                return true;
+            }
+            if (const auto d = match_expert_dispatch(ctx, def, n)) {
+                if (d->pairs_call) spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
+                for (const auto& [g, pos] : d->gathers) spans.emplace_back(g.begin(), g.end());
+                for (const auto& [p, pos] : d->puts) spans.emplace_back(p.field("left").begin(), p.field("left").end());
+                if (d->refused.empty() && d->hit_list) spans.emplace_back(d->hit_list.begin(), d->hit_list.end());
+                if (d->refused.empty() && d->hit_rows) {
+                    spans.emplace_back(d->loop.field("right").begin(), d->loop.field("right").end());
+                }
+            }
+            return true;
+        });
+        return spans;
+    }
+
+    static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
+        Site site = new_site(kInfo, n, one_line(what, Blanks::Keep), std::move(graph_break));
+        site.reason = std::move(reason);
+        return site;
+    }
+
+    // A call that gives a boolean tensor of a tensor: `m.any(dim=-1)`, `m.all()`, `x.bool()`,
+    // `x.eq(y)`, `x.isnan()`, `x.logical_and(y)`, and the torch functions of those names.
+    static bool boolean_call(const Context& ctx, const Node& call) {
+        static const std::set<std::string_view> kBoolean{
+            "any", "all", "bool", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal",
+            "not_equal", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or",
+            "logical_not", "logical_xor", "isin"};
+        const Node fn = call.field("function");
+        if (!fn.is("attribute")) return false;
+        // `x.to(torch.bool)`, `x.to(dtype=torch.bool)`, `x.type(torch.bool)`.
+        if (const auto name = fn.field("attribute").text(); name == "to" || name == "type") {
+            const auto args = call.field("arguments").named_children();
+            const bool to_bool = std::any_of(args.begin(), args.end(), [](const Node& a) {
+                return (a.is("keyword_argument") ? a.field("value") : a).text() == "torch.bool";
+            });
+            return to_bool && ctx.values.eval(ctx.file, fn.field("object")).tensor();
+        }
+        if (!kBoolean.contains(fn.field("attribute").text())) return false;
+        if (ctx.project.external_name(ctx.file, fn).starts_with("torch.")) return true;  // torch.isnan(x)
+        return ctx.values.eval(ctx.file, fn.field("object")).tensor();  // x.isnan()
+    }
+
+    static void check_mask_index(const Context& ctx, const Node& n, std::vector<Site>& out) {
+        if (!ctx.values.eval(ctx.file, n.field("value")).tensor()) return;
+        // A masked store `x[mask] = v` is an index_put_ that Dynamo traces: no break (measured
+        // with torch 2.12.1). Only a read gives a tensor of data-dependent shape.
+        if (const Node p = n.parent(); p.is("assignment") && p.field("left") == n) return;
+        const Node mask = masked(ctx, n);
+        if (!mask) return;
+        // `x[m][k]` breaks at `x[m]`, which is reported on its own (at the same position).
+        if (const Node inner = syntax::without_parens(n.field("value")); inner.is("subscript") && masked(ctx, inner)) {
+            return;
+        }
+        if (one_element_reduction(ctx, mask)) {
+            out.push_back(refused(n, std::string(n.text()), "GB0033",
+                                  fmt::format("indexing by a one-element boolean (`{}`) reads its value into Python "
+                                              "(a data-dependent operator, unless capture_scalar_outputs), and the "
+                                              "result's shape depends on it",
+                                              mask.text())));
+            return;
+        }
+        out.push_back(refused(n, std::string(n.text()), "GB0036",
+                              "boolean-mask indexing: the result's shape depends on the data (a dynamic-shape "
+                              "op), which no select can express"));
+    }
+
+    // `x[start:end]` with a tensor bound, read or stored (`cache[i, start:end] = v` after
+    // `start = self.next_index[i]`): Python reads the bound through `Tensor.__index__`, a graph
+    // break as `.item()` is (Dynamo: "Graph break from `Tensor.item()`", GB0124, unless
+    // capture_scalar_outputs; measured with torch 2.12.1: `x[t:]` and `y[1:t + 2] = 0` break).
+    // Reported once per subscript, at its first tensor bound.
+    static void check_slice_bounds(const Context& ctx, const Node& def, const Node& n, std::vector<Site>& out) {
+        for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
+            if (!index.is("slice")) continue;
+            for (const Node& bound : index.named_children()) {
+                // Only a tensor, and not one for its being a `forward` parameter alone.
+                if (bound.is("comment") || !ctx.values.eval(ctx.file, bound).only(analysis::kTensor) ||
+                    arithmetic_on_bare_forward_parameter(def, bound) || !tensor_size(ctx, def, bound)) {
+                    continue;
+                }
+                out.push_back(refused(n, std::string(n.text()), "GB0124",
+                                      fmt::format("`{}` is a tensor used as a slice bound: Python reads its value "
+                                                  "(as `.item()` does) and the slice's length follows the data; a "
+                                                  "bound known without the data would remove the break",
+                                                  bound.text())));
+                return;
+            }
+        }
+    }
+
+    // The boolean mask subscript `n` indexes by first (`x[mask]`, `x[mask, k]`), or invalid.
+    // A mask after another index (`x[:, mask]`; tree-sitter gives each index its own `subscript`
+    // field) is not looked for yet: T5's pruned-heads branch reads `position_bias[:, mask.bool()]`,
+    // and GM202 refuses a file that keeps such a site, which would take LongT5's and Pop2Piano's
+    // fixes away (measured: LongT5 7 -> 7 breaks at the pins, 6 -> 6 at 5.24, against 7 -> 0 and
+    // 6 -> 0) for a branch taken only once heads are pruned. GM202 needs to weigh such a site
+    // first (docs/rules/GM401.md).
+    static Node masked(const Context& ctx, const Node& n) {
+        const Node index = n.field("subscript");
+        return index ? boolean_mask(ctx, n, index) : Node();
+    }
+
+    // Whether `index`, an index of subscript `n`, is a boolean tensor: a comparison, `~`, `&`, `|`,
+    // a call that gives one (boolean_call), or a local assigned one.
+    static Node boolean_mask(const Context& ctx, const Node& n, const Node& index) {
+        Node mask = index;
+        if (mask.is("identifier")) {
+            const Node def = function_of(n);
+            Node found;
+            syntax::walk(def.field("body"), [&](const Node& a) {
+                if (a.is("assignment") && a.field("left").is("identifier") && a.field("left").text() == mask.text() &&
+                    a.field("right")) {
+                    found = a.field("right");
+                }
+                return true;
+            });
+            if (!found) return {};
+            mask = found;
+        }
+        while (mask.is("parenthesized_expression") && !mask.named_children().empty()) mask = mask.named_children()[0];
+        const bool boolean = mask.is("comparison_operator") ||
+                             (mask.is("unary_operator") && mask.field("operator").text() == "~") ||
+                             (mask.is("binary_operator") && (mask.field("operator").text() == "&" ||
+                                                              mask.field("operator").text() == "|")) ||
+                             (mask.is("call") && boolean_call(ctx, mask));
+        return boolean && ctx.values.eval(ctx.file, mask).tensor() ? mask : Node();
+    }
+
+    // `m.any()`, `m.all()`, `torch.any(m)`, `torch.all(m)`: a reduction to one element, given no
+    // dimension. Indexing by it reads the value into Python (`aten._local_scalar_dense`, GB0033),
+    // measured with torch 2.12.1, rather than picking rows by a mask of the data's shape.
+    static bool one_element_reduction(const Context& ctx, const Node& mask) {
+        if (!mask.is("call")) return false;
+        const Node fn = mask.field("function");
+        if (!fn.is("attribute")) return false;
+        const auto name = fn.field("attribute").text();
+        if (name != "any" && name != "all") return false;
+        const auto args = mask.field("arguments").named_children();
+        const bool torch_fn = ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+        std::size_t positional = 0;
+        for (const Node& a : args) {
+            if (a.is("keyword_argument")) {
+                if (a.field("name").text() == "dim") return false;
+            } else {
+                ++positional;
+            }
+        }
+        return positional == (torch_fn ? 1U : 0U);
+    }
+
+    static void check_call(const Context& ctx, const Node& def, const Node& call, std::vector<Site>& out) {
+        const Node fn = call.field("function");
+        const auto args = call.field("arguments").named_children();
+        std::string method;
+        Node receiver;
+        if (fn.is("attribute")) {
+            method = text(fn.field("attribute"));
+            receiver = fn.field("object");
+        }
+        const bool torch_fn = fn.is("attribute") && ctx.project.external_name(ctx.file, fn).starts_with("torch.");
+        // A tensor given where torch wants a size: `torch.arange(seq_len)` with seq_len a 0-d
+        // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
+        // result's shape follows the data.
+        if (torch_fn && (kSizeFactories.contains(method) || method == "one_hot")) {
+            // `F.one_hot(x, num_classes)`: the class count is a size. `torch.full(size, fill_value)`:
+            // only the first argument is (a tensor fill value is traced); `torch.linspace(start,
+            // end, steps)`: only `steps` is (InternLM's remote code passes a tensor fill value,
+            // reported as a size before). The other factories: every positional argument.
+            std::vector<Node> given;
+            if (method == "one_hot" || method == "full" || method == "linspace") {
+                const Node a = method == "one_hot" ? call_argument(call, 1, "num_classes")
+                               : method == "full"  ? call_argument(call, 0, "size")
+                                                   : call_argument(call, 2, "steps");
+                if (a) given.push_back(a);
+            } else {
+                for (const Node& a : args) {
+                    if (!a.is("keyword_argument") && !a.is("comment")) given.push_back(a);
+                }
+            }
+            std::vector<Node> sizes;  // those arguments, with the items of a size tuple
+            for (const Node& value : given) {
+                if (value.is("tuple") || value.is("list")) {
+                    for (const Node& item : value.named_children()) sizes.push_back(item);
+                } else {
+                    sizes.push_back(value);
+                }
+            }
+            for (const Node& a : sizes) {
+                if (!tensor_size(ctx, def, a)) continue;
+                out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), a.text()), "GB0124",
+                                      fmt::format("`{}` is a tensor used as a size: it is read into Python here and "
+                                                  "the result's shape depends on the data; a size known without "
+                                                  "the data (for example the configured maximum, sliced to the "
+                                                  "positions used) would remove the break",
+                                                  a.text())));
+                return;
+            }
+        }
+        // `x.narrow(dim, start, length)` with a tensor start or length: its value is read
+        // (GB0033, "Data dependent operator", torch 2.12.1; measured: `x.narrow(1, counts[0], 1)`).
+        if (method == "narrow" && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
+            const std::size_t first = torch_fn ? 2 : 1;  // torch.narrow(input, dim, start, length)
+            for (const auto& [name, position] : {std::pair{"start", first}, std::pair{"length", first + 1}}) {
+                const Node value = call_argument(call, position, name);
+                if (!value || !ctx.values.eval(ctx.file, value).only(analysis::kTensor) || !tensor_size(ctx, def, value)) {
+                    continue;
+                }
+                out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), value.text()), "GB0033",
+                                      fmt::format("`{}` is a tensor used as narrow's {}: its value is read here (a "
+                                                  "data-dependent operator, unless capture_scalar_outputs), and the "
+                                                  "result's shape depends on it",
+                                                  value.text(), name)));
+                return;
+            }
+        }
+        // Data-dependent output shapes.
+        if (knowledge::dynamic_shape_op(method) && (torch_fn || ctx.values.eval(ctx.file, receiver).tensor())) {
+            out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
+                                  fmt::format("`{}` returns a tensor whose shape depends on the data (a dynamic-shape "
+                                              "op), which no select can express",
+                                              method)));
+            return;
+        }
+        if (torch_fn && method == "where" && args.size() == 1 && !args[0].is("keyword_argument")) {
+            out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
+                                  "one-argument torch.where returns indices whose count depends on the data "
+                                  "(a dynamic-shape op), which no select can express"));
+            return;
+        }
+        // Values read out of tensors into Python.
+        const auto read = torch_fn ? std::nullopt : scalar_read(ctx, call);
+        if (!read) return;
+        const std::string& kind = read->kind;
+        const Node tensor = read->tensor;
+        if (in_data_test(ctx, call) || in_message(ctx, call)) return;
+        const std::string local = assigned_local(call);
+        if (!local.empty() && kind != "tolist" && read_only_by_one_test(ctx, def, local)) return;
+        const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
+                                                                     : fmt::format("{}({})", kind, tensor.text());
+        std::string reason = fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
+                                         kind == "item" || kind == "tolist" ? "." + kind + "()" : kind + "()");
+        if (!local.empty()) {
+            const auto uses = feeds(def, local);
+            if (!uses.empty()) {
+                reason += fmt::format("; `{}` feeds {}: data-dependent shapes, not a predicate a select could "
+                                      "choose with",
+                                      local, fmt::join(uses, ", "));
+            } else {
+                reason += "; the value is used as a Python value, not only as a test";
+            }
+        } else {
+            reason += "; the value is used as a Python value, not only as a test";
+        }
+        out.push_back(refused(call, what, "GB0124", std::move(reason)));
+    }
+
+    // True when `a`, a size argument in `def`, holds a tensor on every path that reaches it:
+    // a parameter the function never rebinds that a caller passes a tensor (the others None
+    // or what the analysis cannot tell), a local assigned once, from a tensor, or a call or
+    // arithmetic whose value can only be a tensor.
+    static bool tensor_size(const Context& ctx, const Node& def, const Node& a) {
+        // A call, arithmetic or item computed there (`max(t.max() + 1, n)`, `ends[0]`): a tensor when it can be
+        // nothing else, and every name in it that may hold a tensor holds one on every path
+        // (as a size argument named alone must; `n + m` with `n` a tensor on one path only is not).
+        if (!a.is("identifier")) {
+            if (!(a.is("call") || a.is("binary_operator") || a.is("subscript")) ||
+                !ctx.values.eval(ctx.file, a).only(analysis::kTensor)) {
+                return false;
+            }
+            bool every = true;
+            syntax::walk(a, [&](const Node& n) {
+                if (!every || n.is("lambda")) return false;
+                if (!n.is("identifier")) return true;
+                const Node p = n.parent();
+                if ((p.is("attribute") && p.field("attribute") == n) || (p.is("keyword_argument") && p.field("name") == n) ||
+                    (p.is("call") && p.field("function") == n)) {
+                    return true;
+                }
+                if (ctx.values.eval(ctx.file, n).tensor() && !tensor_size(ctx, def, n)) every = false;
+                return true;
+            });
+            return every;
+        }
+        const analysis::Value v = ctx.values.eval(ctx.file, a);
+        if (!v.tensor() || !v.only(analysis::kTensor | analysis::kNone | analysis::kUnknown)) return false;
+        if (is_parameter(def, a.text())) return !assigned_in_body(def, a.text());
+        int count = 0;
+        Node value;
+        syntax::walk(def.field("body"), [&](const Node& n) {
+            if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+            if ((n.is("assignment") || n.is("augmented_assignment") || n.is("for_statement")) && n.field("left")) {
+                each_bound_name(n.field("left"), [&](const Node& t) {
+                    if (t.text() != a.text()) return;
+                    ++count;
+                    value = n.is("assignment") && n.field("left") == t ? n.field("right") : Node();
+                });
+            }
+            return true;
+        });
+        if (count != 1 || !value || value.end() > a.begin()) return false;
+        const analysis::Value rhs = ctx.values.eval(ctx.file, value);
+        return rhs.tensor() && rhs.only(analysis::kTensor | analysis::kUnknown);
+    }
+
+    // True when every read of `name` in `def` is inside the data tests of one statement:
+    // the predicate rules then rewrite the read with that statement (or refuse it, naming
+    // the read). A read used anywhere else stays a graph break of its own, reported here.
+    static bool read_only_by_one_test(const Context& ctx, const Node& def, const std::string& name) {
+        // Where each name is read in `def`'s body, outside nested functions and classes:
+        // offsets from its first byte, in order; remembered, as a function has many sites.
+        using Reads = std::map<std::string, std::vector<std::uint32_t>>;
+        thread_local analysis::FunctionMemo<Reads> memo;
+        const Reads& reads = memo.get(def, [](const Node& fn) {
+            Reads r;
+            syntax::walk(fn.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition")) return false;
+                if (n.is("identifier") && is_read(n)) r[text(n)].push_back(n.begin() - fn.begin());
+                return true;
+            });
+            return r;
+        });
+        const auto it = reads.find(name);
+        if (it == reads.end()) return false;
+        Node owner;
+        for (const std::uint32_t at : it->second) {
+            const std::uint32_t begin = def.begin() + at;
+            const Node n = def.descendant(begin, begin + 1, true);
+            Node stmt = n.parent();
+            while (stmt && !stmt.is("if_statement") && !stmt.is("assert_statement") && !stmt.is("block")) {
+                stmt = stmt.parent();
+            }
+            if (!in_data_test(ctx, n) || !stmt || stmt.is("block") || (owner && owner != stmt)) return false;
+            owner = stmt;
+        }
+        return true;
+    }
+
+    // `for h, w in spatial_shapes:` over a tensor whose elements feed sizes or slices: each
+    // element is a 0-d tensor, read into Python where it is used as a size (GB0124 / GB0033).
+    static void check_tensor_loop(const Context& ctx, const Node& def, const Node& loop, std::vector<Site>& out) {
+        Node iterable = loop.field("right");
+        if (iterable.is("call") && iterable.field("function").is("identifier") &&
+            (iterable.field("function").text() == "enumerate" || iterable.field("function").text() == "zip")) {
+            const auto args = iterable.field("arguments").named_children();
+            if (args.empty()) return;
+            iterable = args.back();
+        }
+        if (!ctx.values.eval(ctx.file, iterable).only(analysis::kTensor)) return;
+        std::vector<std::string> uses;
+        syntax::walk(loop.field("left"), [&](const Node& t) {
+            if (t.is("identifier")) {
+                for (auto& u : feeds(def, std::string(t.text()))) {
+                    // Sizes and slice bounds read the element; another loop over it need not.
+                    if (u.starts_with("a loop")) continue;
+                    if (std::find(uses.begin(), uses.end(), u) == uses.end()) uses.push_back(std::move(u));
+                }
+            }
+            return true;
+        });
+        if (uses.empty()) return;
+        out.push_back(refused(loop, fmt::format("for ... in {}", iterable.text()), "GB0124",
+                              fmt::format("a loop over a tensor whose elements feed {}: each is read out of the "
+                                          "tensor into Python there (data-dependent shapes)",
+                                          fmt::join(uses, ", "))));
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> make_data_dependent_shape_rule() { return std::make_unique<DataDependentShapeRule>(); }
+
+}  // namespace graphmend::rules
