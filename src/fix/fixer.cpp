@@ -2,6 +2,7 @@
 #include "graphmend/fixer.hpp"
 
 #include "lone_effects.hpp"
+#include "policy.hpp"
 
 #include <dtl/dtl.hpp>
 #include <fmt/format.h>
@@ -193,38 +194,6 @@ std::optional<std::uint32_t> over_starred_gap(const rules::Fix& fix, const std::
     return std::nullopt;
 }
 
-// GM202 makes Dynamo trace a frame it abandoned (GB0088) and ran eagerly; the callees it
-// inlines then run under the trace. A data-dependent-shape site (GM4xx/GM5xx) of the file
-// that stays as written would break inside that frame, adding breaks where the abandoned
-// frame had none (Switch Transformers at transformers 5.24: 16 -> 17 breaks, measured with
-// torch 2.15). Which frames inline the site is not known here, so any such site of the file
-// refuses the GM202 fixes (a site left as written: refused, or unsafe without --unsafe-fixes).
-void refuse_defaults_before_dynamic_shapes(FileOutcome& out, bool unsafe_fixes) {
-    const rules::Site* left = nullptr;
-    for (const auto& site : out.sites) {
-        const bool dynamic_shape = site.code.starts_with("GM4") || site.code.starts_with("GM5");
-        // GM501/GM502 choose their static form at run time (under torch.compile, autograd not
-        // recording, within the cost rule): otherwise the loop runs as written and breaks, so a
-        // fixed site of theirs still counts as kept (Switch Transformers at 5.24 in training:
-        // 16 -> 17 breaks with the default made, measured with GRAPHMEND_DISPATCH=loop).
-        const bool runtime_choice = site.code == "GM501" || site.code == "GM502";
-        const bool kept = !site.fix || runtime_choice ||
-                          (site.fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
-        if (dynamic_shape && kept) {
-            left = &site;
-            break;
-        }
-    }
-    if (left == nullptr) return;
-    for (auto& site : out.sites) {
-        if (site.code != "GM202" || !site.fix) continue;
-        site.reason = fmt::format("the file's {} site at line {} stays as written; traced under this frame it "
-                                  "would break there, adding breaks to a frame that now runs eagerly",
-                                  left->code, left->where.line);
-        site.fix.reset();
-    }
-}
-
 // What is left to do to a rewritten text once the project is gone (finish): the Module form's
 // import, and the parse that checks the rewrite. Done then, the tree of the rewrite is never
 // held next to the project's trees (a 50 MB file: one tree at a time).
@@ -241,7 +210,9 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
              std::optional<Rewrite>& rewrite) {
     if (out.skip_rules) return;
     const analysis::SourceFile& file = project.files()[f];
-    const rules::Context ctx{project, f, values};
+    rules::Claims claims;
+    for (const auto& rule : rules::registry()) rule->claim(rules::Context{project, f, values}, claims);
+    const rules::Context ctx{project, f, values, &claims};
     for (const auto& rule : rules::registry()) rule->check(ctx, out.sites);
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
@@ -251,7 +222,7 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
         settings != nullptr && settings->unsafe_fixes ? *settings->unsafe_fixes : options.unsafe_fixes;
     out.origin.assign(out.sites.size(), SiteOrigin::FirstPass);
 
-    refuse_defaults_before_dynamic_shapes(out, unsafe_fixes);
+    fix::refuse_abandoned_frames(out.sites, file.tree.root(), unsafe_fixes);
     {
         std::vector<bool> stays(out.sites.size());
         for (std::size_t s = 0; s < out.sites.size(); ++s) {
@@ -282,7 +253,7 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
             continue;
         }
         const edits::Acceptance verdict = edits::accept(accepted, site.fix->edits);
-        if (verdict.outcome == edits::Acceptance::Within && site.code == "GM201") {
+        if (verdict.outcome == edits::Acceptance::Within && fix::retried_inside_rewrite(site)) {
             // A select inside another site's rewrite (a conditional expression or a tensor
             // `and` in a branch) is copied there as written, still breaking: the next pass
             // of the fixed-point loop rewrites it inside the new text.

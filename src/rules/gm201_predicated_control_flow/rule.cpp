@@ -50,9 +50,7 @@
 #include <functional>
 
 #include "rules/support/scalar_reads.hpp"
-#include "rules/gm501_static_expert_dispatch/split_dispatch.hpp"
 #include "rules/support/site.hpp"
-#include "rules/gm504_static_span_loop/span_loop.hpp"
 #include "rules/support/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
 
@@ -61,7 +59,8 @@ namespace graphmend::rules {
 namespace control_flow {
 
 const RuleInfo kInfo{"GM201", "predicated-control-flow",
-                     "data-dependent if/elif/else under torch.compile, selected with torch.where"};
+                     "data-dependent if/elif/else under torch.compile, selected with torch.where",
+                     {.retried_inside_rewrite = true}};
 
 Site new_site(const Node& n, std::string_view test) {
     const std::string_view prefix = n.is("if_statement") ? "if " : "... if ";
@@ -106,10 +105,13 @@ public:
                 return true;
             }
             if (is_raise_check(n)) return true;
-            if (skip_of_sorted_slices(ctx, def, n)) return true;
-            // A test in a span loop that GM504 rewrites: the static form evaluates it on every
-            // separator (`&`, `|`, `~`), and the loop runs no iteration when traced.
-            if (in_rewritten_span_loop(ctx, def, n)) return true;
+            // A test another rule's fix rewrites (the `if N == 0: continue` of a sorted-slices
+            // dispatch), or one in a span another fix replaces (a span loop, whose static form
+            // evaluates the test on every separator): left to that fix.
+            if (ctx.claims().exact(n.field("condition"), ClaimKind::Rewritten) ||
+                ctx.claims().covers(n, ClaimKind::Rewritten)) {
+                return true;
+            }
             if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
                 !reads_data(n.field("condition"), tensors_of(def), ctx.values, ctx.file)) {
                 return true;
@@ -189,15 +191,6 @@ public:
                            how, one_line(test.text()));
     }
 
-
-    // The `if N == 0: continue` of a sorted-slices expert dispatch that GM501 fixes: its test
-    // becomes `_graphmend_no_rows(N)`, false in the static form.
-    static bool skip_of_sorted_slices(const Context& ctx, const Node& def, const Node& n) {
-        const Node loop = n.parent().parent();
-        if (!loop.is("for_statement")) return false;
-        const auto d = match_sorted_slices(ctx, def, loop);
-        return d && d->refused.empty() && d->skip && d->skip == n.field("condition");
-    }
 
     // True when `n` is (part of) the test of an if / elif / while / assert / conditional
     // expression: the statement's own rewrite handles it.

@@ -40,7 +40,8 @@ using syntax::Node;
 namespace {
 
 const RuleInfo kInfo{"GM202", "compile-skipped-default",
-                     "a default skipped under torch.compile that the traced code needs, made there too"};
+                     "a default skipped under torch.compile that the traced code needs, made there too",
+                     {.traces_abandoned_frame = true}};
 
 constexpr int kMaxDepth = 3;
 

@@ -30,16 +30,11 @@
 #include <queue>
 #include <set>
 
-#include "rules/support/deferred_call.hpp"
-#include "rules/gm501_static_expert_dispatch/expert_dispatch.hpp"
-#include "rules/gm503_host_int_values/host_ints.hpp"
 #include "graphmend/knowledge.hpp"
-#include "rules/gm502_static_row_subset/row_subset.hpp"
 #include "graphmend/rule.hpp"
+#include "rules/support/deferred_call.hpp"
 #include "rules/support/scalar_reads.hpp"
 #include "rules/support/site.hpp"
-#include "rules/gm504_static_span_loop/span_loop.hpp"
-#include "rules/gm501_static_expert_dispatch/split_dispatch.hpp"
 #include "rules/support/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -49,7 +44,8 @@ using syntax::Node;
 namespace {
 
 const RuleInfo kInfo{"GM401", "data-dependent-shape",
-                     "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)"};
+                     "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)",
+                     {.dynamic_shape = true}};
 
 // Calls whose arguments are sizes or shapes.
 const std::set<std::string_view> kShapeCalls{
@@ -298,36 +294,18 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
-        // Spans the static-expert-dispatch rule (GM501) reports: its pairs calls, the reads and
-        // writes its masks pick rows for, and the hit lists it rewrites; and the index lists of the
-        // static-row-subset rule (GM502). Once per function.
-        // The reads of tensors built from ints that the host-int-values rule (GM503) reports
-        // (loops, comprehensions, `.tolist()`): left to it, their contents still checked here.
-        std::uint32_t spans_of = UINT32_MAX;
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> dispatch_spans;
-        std::set<std::pair<std::uint32_t, std::uint32_t>> host_reads;
+        // What other rules report is theirs (their claims): the spans of an expert dispatch or a
+        // row subset with everything in them, and the reads of tensors built from ints (loops,
+        // comprehensions, `.tolist()`), whose contents are still checked here.
+        const Claims& claims = ctx.claims();
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
-            if (def.begin() != spans_of) {
-                spans_of = def.begin();
-                dispatch_spans = expert_dispatch_spans(ctx, def);
-                host_reads.clear();
-                for (const auto& r : match_host_reads(ctx, def)) {
-                    for (const Node& s : r.reads) host_reads.emplace(s.begin(), s.end());
-                }
-            }
-            for (const auto& [b, e] : dispatch_spans) {
-                if (b <= n.begin() && n.end() <= e) return false;
-            }
-            if (host_reads.contains({n.begin(), n.end()}) && (n.is("for_statement") || n.is("call"))) {
+            if (claims.covers(n, ClaimKind::Reported)) return false;
+            if (claims.exact(n, ClaimKind::ReportedNode) && (n.is("for_statement") || n.is("call"))) {
                 return n.is("for_statement");
             }
             if (n.is("for_statement")) {
-                // Not a loop over a fixed dispatch's hit rows: GM501 rewrites its iterable.
-                const Node it = n.field("right");
-                const bool rewritten = std::any_of(dispatch_spans.begin(), dispatch_spans.end(), [&](const auto& s) {
-                    return s.first == it.begin() && s.second == it.end();
-                });
-                if (!rewritten) check_tensor_loop(ctx, def, n, out);
+                // Not a loop whose iterable another rule's fix rewrites (a fixed dispatch's hit rows).
+                if (!claims.exact(n.field("right"), ClaimKind::Reported)) check_tensor_loop(ctx, def, n, out);
                 return true;
             }
             if (!n.is("call") && !n.is("subscript") && !n.is("while_statement")) return true;
@@ -350,43 +328,6 @@ public:
     }
 
 private:
-    static std::vector<std::pair<std::uint32_t, std::uint32_t>> expert_dispatch_spans(const Context& ctx,
-                                                                                   const Node& def) {
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
-        syntax::walk(def, [&](const Node& n) {
-            if ((n.is("function_definition") && !(n == def)) || n.is("class_definition")) return false;
-            if (n.is("expression_statement")) {  // the index lists GM502 reports
-                if (const auto s = match_row_subset(ctx, def, n)) spans.emplace_back(s->index.begin(), s->index.end());
-                // The sizes the split-size dispatch of GM501 reads out.
-                if (const auto s = match_split_dispatch(ctx, def, n)) spans.emplace_back(s->tolist.begin(), s->tolist.end());
-                return false;
-            }
-            if (!n.is("for_statement")) return true;
-            if (const auto d = match_span_loop(ctx, def, n)) {  // GM504 reports the index, fixed or not
-                spans.emplace_back(d->index_call.begin(), d->index_call.end());
-                if (d->refused.empty()) spans.emplace_back(n.begin(), n.end());
-                return true;
-            }
-            if (const auto d = match_sorted_slices(ctx, def, n)) {  // GM501 reports the walk, fixed or not
-                spans.emplace_back(d->readout.begin(), d->readout.end());
-                spans.emplace_back(n.field("right").begin(), n.field("right").end());
-                for (const Node& s : d->slices) spans.emplace_back(s.begin(), s.end());
-                return true;
-            }
-            if (const auto d = match_expert_dispatch(ctx, def, n)) {
-                if (d->pairs_call) spans.emplace_back(d->pairs_call.begin(), d->pairs_call.end());
-                for (const auto& [g, pos] : d->gathers) spans.emplace_back(g.begin(), g.end());
-                for (const auto& [p, pos] : d->puts) spans.emplace_back(p.field("left").begin(), p.field("left").end());
-                if (d->refused.empty() && d->hit_list) spans.emplace_back(d->hit_list.begin(), d->hit_list.end());
-                if (d->refused.empty() && d->hit_rows) {
-                    spans.emplace_back(d->loop.field("right").begin(), d->loop.field("right").end());
-                }
-            }
-            return true;
-        });
-        return spans;
-    }
-
     static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
         Site site = new_site(kInfo, n, one_line(what, Blanks::Keep), std::move(graph_break));
         site.reason = std::move(reason);

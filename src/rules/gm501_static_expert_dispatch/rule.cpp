@@ -45,8 +45,8 @@ using syntax::Node;
 
 namespace {
 
-const RuleInfo kInfo{"GM501", "static-expert-dispatch",
-                     "mixture-of-experts dispatch loops rewritten to static shapes"};
+const RuleInfo kInfo{"GM501", "static-expert-dispatch", "mixture-of-experts dispatch loops rewritten to static shapes",
+                     {.dynamic_shape = true, .fallback_block = runtime::stem::static_dispatch}};
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
@@ -60,6 +60,35 @@ constexpr std::string_view kHits = "_graphmend_hits";
 class StaticExpertDispatchRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    // What its sites report and rewrite: the sizes a split-size dispatch reads out; a sorted-slices
+    // walk's readout, iterable and slices (fixed or not), and its `if N == 0: continue` test,
+    // which a fix rewrites to `_graphmend_no_rows(N)`; a mask dispatch's pairs call, the reads
+    // and writes its masks pick rows for and, fixed, its hit list or iterable.
+    void claim(const Context& ctx, Claims& out) const override {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (n.is("expression_statement")) {
+                if (const auto d = match_split_dispatch(ctx, def, n)) out.add(d->tolist, ClaimKind::Reported);
+                return false;
+            }
+            if (!n.is("for_statement")) return true;
+            if (const auto d = match_sorted_slices(ctx, def, n)) {
+                out.add(d->readout, ClaimKind::Reported);
+                out.add(n.field("right"), ClaimKind::Reported);
+                for (const Node& s : d->slices) out.add(s, ClaimKind::Reported);
+                if (d->refused.empty() && d->skip) out.add(d->skip, ClaimKind::Rewritten);
+                return true;
+            }
+            if (const auto d = match_expert_dispatch(ctx, def, n)) {
+                if (d->pairs_call) out.add(d->pairs_call, ClaimKind::Reported);
+                for (const auto& [g, pos] : d->gathers) out.add(g, ClaimKind::Reported);
+                for (const auto& [p, pos] : d->puts) out.add(p.field("left"), ClaimKind::Reported);
+                if (d->refused.empty() && d->hit_list) out.add(d->hit_list, ClaimKind::Reported);
+                if (d->refused.empty() && d->hit_rows) out.add(d->loop.field("right"), ClaimKind::Reported);
+            }
+            return true;
+        });
+    }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {

@@ -38,7 +38,8 @@ using syntax::Node;
 
 namespace {
 
-const RuleInfo kInfo{"GM502", "static-row-subset", "rows picked by an index list processed all at once"};
+const RuleInfo kInfo{"GM502", "static-row-subset", "rows picked by an index list processed all at once",
+                     {.dynamic_shape = true, .fallback_block = runtime::stem::row_subset}};
 
 std::string text(const Node& n) { return std::string(n.text()); }
 
@@ -75,6 +76,15 @@ std::string index_tuple(const Node& subscript) {
 class StaticRowSubsetRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    // The index lists its sites report, fixed or not.
+    void claim(const Context& ctx, Claims& out) const override {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (!n.is("expression_statement")) return !n.is("lambda");
+            if (const auto s = match_row_subset(ctx, def, n)) out.add(s->index, ClaimKind::Reported);
+            return false;
+        });
+    }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {

@@ -28,11 +28,21 @@ using syntax::Node;
 
 namespace {
 
-const RuleInfo kInfo{"GM503", "host-int-values", "ints read back from a tensor built from them use the Python values"};
+const RuleInfo kInfo{"GM503", "host-int-values", "ints read back from a tensor built from them use the Python values",
+                     {.dynamic_shape = true}};
 
 class HostIntValuesRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    // The reads its sites report (loops, comprehensions, `.tolist()`): those nodes only.
+    void claim(const Context& ctx, Claims& out) const override {
+        for (const Node& def : ctx.project.scope_of(ctx.file)) {
+            for (const auto& read : match_host_reads(ctx, def)) {
+                for (const Node& r : read.reads) out.add(r, ClaimKind::ReportedNode);
+            }
+        }
+    }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for (const Node& def : ctx.project.scope_of(ctx.file)) {

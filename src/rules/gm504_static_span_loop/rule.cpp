@@ -31,11 +31,28 @@ using syntax::Node;
 
 namespace {
 
-const RuleInfo kInfo{"GM504", "static-span-loop", "spans between a mask's separators written all at once"};
+const RuleInfo kInfo{"GM504", "static-span-loop", "spans between a mask's separators written all at once",
+                     {.dynamic_shape = true, .fallback_block = runtime::stem::span_loop}};
 
 class StaticSpanLoopRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
+
+    // The index call its sites report, fixed or not, and a fixed loop whole: its static form
+    // evaluates every test in it on every separator.
+    void claim(const Context& ctx, Claims& out) const override {
+        for_each_in_scope(ctx, [&](const Node& n, const Node& def) {
+            if (!n.is("for_statement")) return !n.is("lambda");
+            if (const auto d = match_span_loop(ctx, def, n)) {
+                out.add(d->index_call, ClaimKind::Reported);
+                if (d->refused.empty()) {
+                    out.add(n, ClaimKind::Reported);
+                    out.add(n, ClaimKind::Rewritten);
+                }
+            }
+            return true;
+        });
+    }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
         for_each_in_scope(ctx, [&](const Node& n, const Node& def) {

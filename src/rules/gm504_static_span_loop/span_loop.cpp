@@ -486,13 +486,4 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     return d;
 }
 
-bool in_rewritten_span_loop(const Context& ctx, const Node& def, const Node& n) {
-    for (Node p = n.parent(); p && !(p == def); p = p.parent()) {
-        if (!p.is("for_statement")) continue;
-        const auto d = match_span_loop(ctx, def, p);
-        if (d && d->refused.empty()) return true;
-    }
-    return false;
-}
-
 }  // namespace graphmend::rules

@@ -52,7 +52,4 @@ struct SpanLoop {
 /// cannot be rewritten has `refused` set.
 std::optional<SpanLoop> match_span_loop(const Context& ctx, const syntax::Node& def, const syntax::Node& loop);
 
-/// True when `n` lies in a span loop of `def` that match_span_loop rewrites (no refusal).
-bool in_rewritten_span_loop(const Context& ctx, const syntax::Node& def, const syntax::Node& n);
-
 }  // namespace graphmend::rules
