@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graphmend/fixer.hpp"
+#include "graphmend/file_settings.hpp"
 
 namespace graphmend::config {
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graphmend/file_settings.hpp"
 #include "graphmend/rule.hpp"
 
 namespace graphmend {
@@ -31,12 +32,6 @@ struct FixOptions {
     /// (analysis::Project's constructor): the same outcomes with more memory; the reference
     /// tests compare the default with.
     bool keep_trees = false;
-};
-
-/// What the configuration (see config.hpp) says for one file.
-struct FileSettings {
-    std::vector<std::string> selected;  // the codes of the rules whose sites are kept
-    std::optional<bool> unsafe_fixes;   // set: replaces FixOptions::unsafe_fixes for this file
 };
 
 /// Where a rewritten file's runtime helpers live (README "The runtime"): `Inline`, the

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 #include "gitignore.hpp"
 #include "graphmend/config.hpp"

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "graphmend/rule.hpp"
+
 namespace graphmend {
 
 namespace {
@@ -136,8 +138,9 @@ Suppressions find_suppressions(const syntax::Tree& tree, const std::string& path
         if (auto noqa = parse_noqa(body, malformed)) {
             out.noqa[line] = std::move(*noqa);
         } else if (malformed) {
-            out.warnings.push_back(fmt::format("{}:{}: `# noqa:` without codes (e.g. `# noqa: GM201, GM101`); ignored",
-                                               path, line));
+            const auto& registry = rules::registry();  // the example: the second rule's code, then the first's
+            out.warnings.push_back(fmt::format("{}:{}: `# noqa:` without codes (e.g. `# noqa: {}, {}`); ignored", path,
+                                               line, registry.at(1)->info().code, registry.at(0)->info().code));
         }
         return false;
     });

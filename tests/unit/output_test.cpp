@@ -86,7 +86,7 @@ TEST(Output, StatusesAndCodePointColumns) {
     EXPECT_EQ(*r.end.offset, o.sites[0].end);
 }
 
-// A batch releases each file's texts once it is delivered (main.cpp): every report must
+// A batch releases each file's texts once it is delivered (src/app/session.cpp): every report must
 // place sites and edits as it did from the text, code-point columns included.
 TEST(Output, ReleasedTextsPlaceEverySiteAndEditAsTheTextDid) {
     FileOutcome o = model();

@@ -160,7 +160,7 @@ TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     EXPECT_EQ(sites_of(fix_files(read_inputs({kCheckouts.string()}), FixOptions{})), separate);
 }
 
-// The CLI fixes a batch one independent group at a time (main.cpp): each checkout is a group,
+// The CLI fixes a batch one independent group at a time (src/app/session.cpp): each checkout is a group,
 // and fixing the groups one by one gives every file the sites and bytes of one run over all.
 // (delta holds a package, which makes a batch one group: the Hub checkouts are given.)
 TEST(Checkouts, EachCheckoutIsAGroupAndTheGroupsGiveTheBatchsOutcomes) {

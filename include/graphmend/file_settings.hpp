@@ -1,0 +1,17 @@
+// What the configuration says for one file: the type the configuration (config.hpp) makes
+// and the driver (fixer.hpp) reads, in a header of its own so that neither includes the other.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphmend {
+
+/// What the configuration (see config.hpp) says for one file.
+struct FileSettings {
+    std::vector<std::string> selected;  // the codes of the rules whose sites are kept
+    std::optional<bool> unsafe_fixes;   // set: replaces FixOptions::unsafe_fixes for this file
+};
+
+}  // namespace graphmend

@@ -1,0 +1,165 @@
+// The command line (CLI11): its commands and flags, read into an Invocation. See
+// include/graphmend/app.hpp, and config_cli.hpp for the configuration's flags.
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "graphmend/app.hpp"
+#include "graphmend/output.hpp"
+#include "graphmend/rule.hpp"
+
+namespace graphmend::app {
+
+namespace {
+
+constexpr const char* kRuntimeHelp =
+    "where rewritten files get graphmend's runtime: module (an import of _graphmend_runtime.py at the project's "
+    "root), inline (appended to each file), auto (default: module for the files of a folder given, else inline)";
+
+constexpr unsigned kMaxThreads = 1024;
+constexpr const char* kThreadsHelp =
+    "files parsed and fixed in parallel (default 0: one thread per CPU); the output is the same for every count";
+
+// The options `fix` and `check` share.
+void add_common(CLI::App* cmd, Options& opt) {
+    static const std::vector<std::string> formats(std::begin(output::kFormatNames), std::end(output::kFormatNames));
+    cmd->add_option("paths", opt.paths, "files or folders (*.py, recursively); - reads stdin")->required();
+    cmd->add_option("--stdin-filename", opt.stdin_filename,
+                     "the path of the file read from stdin (-): its configuration, project and name in reports");
+    cmd->add_option("--output-format", opt.output_format,
+                    "text (default), concise, grouped (stderr); json, sarif, github (stdout or --output-file)")
+        ->envname("GRAPHMEND_OUTPUT_FORMAT")
+        ->check(CLI::IsMember(formats));
+    cmd->add_option("--output-file", opt.output_file, "write the report here instead of stderr/stdout");
+    cmd->add_option("--report-json", opt.report_json, "also write the JSON report to this file (- for stdout)");
+    cmd->add_flag("--statistics", opt.statistics, "print the count of sites per code instead of each site");
+    cmd->add_flag("--show-fixes", opt.show_fixes, "list the fixes per file after the report");
+    cmd->add_flag("--exit-zero", opt.exit_zero, "exit 0 even when sites or syntax errors are found");
+    cmd->add_flag("-q,--quiet", opt.quiet, "print only what fails the run: fixable sites (check, --diff) and errors");
+    // The last --runtime wins (ruff's options override themselves): a pre-commit hook's `args`
+    // come after its entry's `--runtime module` (.pre-commit-hooks.yaml).
+    cmd->add_option("--runtime", opt.runtime, kRuntimeHelp)
+        ->check(CLI::IsMember({"auto", "inline", "module"}))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// `graphmend fix`.
+CLI::App* add_fix(CLI::App& app, Options& opt) {
+    auto* fix = app.add_subcommand("fix", "rewrite the sites graphmend can fix");
+    add_common(fix, opt);
+    fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
+    fix->add_flag("--diff", opt.diff, "print a unified diff and write nothing");
+    auto* fix_unsafe = fix->add_flag("--unsafe-fixes", opt.unsafe_fixes, "also apply fixes marked unsafe");
+    fix->add_flag("--exit-non-zero-on-fix", opt.exit_non_zero_on_fix, "exit 1 when a file was rewritten");
+    fix->add_flag("--write-through-links", opt.write_through_links,
+                  "rewrite the file a symbolic link points to, and hard-linked files in place (default: such files "
+                  "are not rewritten, with an error)");
+    fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    config::add_cli_flags(*fix, opt.config, fix_unsafe);
+    return fix;
+}
+
+// `graphmend check`.
+CLI::App* add_check(CLI::App& app, Options& opt) {
+    auto* check = app.add_subcommand("check", "report the sites, write nothing");
+    add_common(check, opt);
+    auto* check_unsafe = check->add_flag("--unsafe-fixes", opt.unsafe_fixes, "count unsafe fixes as applied");
+    check->add_flag("--write-through-links", opt.write_through_links,
+                    "count symbolic links and hard-linked files as `fix --write-through-links` rewrites them "
+                    "(default: as `fix` leaves them, not rewritten)");
+    check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
+    config::add_cli_flags(*check, opt.config, check_unsafe);
+    return check;
+}
+
+// `graphmend rule CODE|NAME` and `graphmend rule --all`: print rule pages, as `ruff rule`. The
+// help's example is the first registered rule.
+CLI::App* add_rule(CLI::App& app, Invocation& invocation) {
+    const rules::RuleInfo& first = rules::registry().front()->info();
+    auto* rule = app.add_subcommand(
+        "rule", fmt::format("print a rule's page, by code ({}) or name ({})", first.code, first.name));
+    auto* rule_arg = rule->add_option("rule", invocation.rule, "the rule's code or name");
+    rule->add_flag("--all", invocation.all_rules, "print every rule's page")->excludes(rule_arg);
+    rule->require_option(1);
+    return rule;
+}
+
+// The edit distance between two words, counting a swap of neighbours as one edit (the optimal
+// string alignment distance): `chekc` is one edit from `check`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+// The error for a first argument that names no command (CLI11 says only "A subcommand is
+// required"), as clap's for ruff: the word, and the closest command when it is close (one edit
+// for a name of up to 4 letters, two for a longer one). Empty when the first argument that is
+// not an option is a command, or there is none.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+    const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word.starts_with('-')) continue;  // graphmend's own options (--help, --version) take no value
+        std::vector<std::string> names;
+        const CLI::App* closest = nullptr;
+        std::size_t best = 0;
+        for (const CLI::App* command : commands) {
+            if (command->check_name(std::string(word))) return {};
+            names.push_back("`" + command->get_name() + "`");
+            const std::size_t distance = edit_distance(word, command->get_name());
+            if (distance <= (command->get_name().size() <= 4 ? 1u : 2u) && (!closest || distance < best)) {
+                closest = command;
+                best = distance;
+            }
+        }
+        if (closest) return fmt::format("unknown command `{}` (did you mean `{}`?)", word, closest->get_name());
+        return fmt::format("unknown command `{}`; the commands are {}", word, fmt::join(names, ", "));
+    }
+    return {};
+}
+
+}  // namespace
+
+std::variant<Invocation, int> parse_command_line(int argc, char** argv) {
+    CLI::App app{"graphmend: removes TorchDynamo graph breaks from PyTorch model sources"};
+    app.set_version_flag("--version", fmt::format("graphmend {}", output::kVersion));  // CMakeLists.txt
+    app.require_subcommand(1);
+    Invocation invocation;
+    auto* fix = add_fix(app, invocation.options);
+    add_check(app, invocation.options);
+    auto* rule = add_rule(app, invocation);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        // A word where the command goes: named, with the closest command (CLI11 would say only
+        // that a subcommand is required).
+        if (const std::string error = app.get_subcommands().empty() ? unknown_command(app, argc, argv) : "";
+            !error.empty()) {
+            fmt::print(stderr, "error: {}\nRun with --help for more information.\n", error);
+            return 2;
+        }
+        app.exit(e);
+        return 2;
+    }
+    invocation.command = rule->parsed() ? Command::Rule : fix->parsed() ? Command::Fix : Command::Check;
+    return invocation;
+}
+
+}  // namespace graphmend::app
