@@ -54,7 +54,7 @@ private:
         }
         std::vector<edits::Edit> edits;
         edits.push_back({d.index_call.begin(), d.index_call.end(),
-                         fmt::format("_graphmend_span_index({})", d.mask.text())});
+                         fmt::format("{}({})", runtime::name::span_index, d.mask.text())});
         const Node it = d.loop.field("right");
         edits.push_back({it.begin(), it.end(), d.iterable});
         std::vector<std::string> runtime{runtime::stem::span_loop};

@@ -32,6 +32,7 @@
 #include <set>
 
 #include "graphmend/liveness.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/body.hpp"
 
@@ -479,10 +480,10 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     }
     d.prev = m.prev;
     d.raises = m.raises;
-    d.iterable = fmt::format("_graphmend_span_range({}, {}, lambda {}, {}, {}: ({},), {})", idx,
+    d.iterable = fmt::format("{}({}, {}, lambda {}, {}, {}: ({},), {})", runtime::name::span_range, idx,
                              m.prev.empty() ? "0" : m.prev, m.row, m.col,
                              m.prev.empty() ? "_graphmend_prev" : m.prev, fmt::join(m.stores, ", "),
-                             m.raises ? "_graphmend_check" : "None");
+                             m.raises ? runtime::name::check : std::string_view("None"));
     return d;
 }
 

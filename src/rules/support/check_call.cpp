@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "graphmend/runtime_sources.hpp"
 #include "lazy_message.hpp"
 
 namespace graphmend::rules {
@@ -43,8 +44,8 @@ CheckCall check_call(const std::string& pred, const Node& raise) {
     if (!exc.is("call") || !exc.field("arguments").is("argument_list")) {
         return {"", "raises an object rather than calling an exception class"};
     }
-    return {fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}){})", pred, exc.field("function").text(),
-                        deferred_arguments(exc), from_none ? ", from_none=True" : ""),
+    return {fmt::format("{}({}, {}, lambda: {}({}){})", runtime::name::check, pred, exc.field("function").text(),
+                        runtime::name::args, deferred_arguments(exc), from_none ? ", from_none=True" : ""),
             ""};
 }
 
