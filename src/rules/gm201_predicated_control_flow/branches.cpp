@@ -209,9 +209,10 @@ std::string Checker::convert_check(const Node& stmt, Branch& out) {
     for (const Node& c : stmt.field("consequence").named_children()) {
         if (!c.is("comment")) body.push_back(c);
     }
-    const CheckCall c = check_call(std::string(kGate), body[0]);
+    CheckCall c = check_call(body[0]);
     if (!c.refused.empty()) return "the check in the branch: " + c.refused;
-    Statement st{Statement::Check, "", test, predicate(test), c.text};
+    Statement st{Statement::Check, "", test, predicate(test)};
+    st.check = std::move(c);
     out.body.push_back(std::move(st));
     return "";
 }

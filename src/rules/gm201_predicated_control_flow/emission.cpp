@@ -51,10 +51,7 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     std::string result;
     for (const auto& st : b.body) {
         if (st.kind == Statement::Check) {
-            std::string call = st.raw;
-            const std::string gated = fmt::format("{}({}, lambda: {})", runtime::name::and_, b.gate, st.effect);
-            call.replace(call.find(kGate), kGate.size(), gated);
-            steps.push_back(std::move(call));
+            steps.push_back(st.check.text(fmt::format("{}({}, lambda: {})", runtime::name::and_, b.gate, st.effect)));
             continue;
         }
         if (st.copy) {

@@ -205,12 +205,12 @@ private:
         }
         std::string call;
         if (raise) {
-            const CheckCall c = check_call(predicate(test), raise);
+            const CheckCall c = check_call(raise);
             if (!c.refused.empty()) {
                 site.reason = c.refused;
                 return site;
             }
-            call = c.text;
+            call = c.text(predicate(test));
         } else {
             const auto parts = stmt.named_children();
             std::string message;

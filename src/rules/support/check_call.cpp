@@ -32,7 +32,11 @@ std::string deferred_arguments(const Node& call) {
 
 }  // namespace
 
-CheckCall check_call(const std::string& pred, const Node& raise) {
+std::string CheckCall::text(std::string_view pred) const {
+    return fmt::format("{}({}{}", runtime::name::check, pred, arguments);
+}
+
+CheckCall check_call(const Node& raise) {
     const auto parts = raise.named_children();
     if (parts.empty()) return {"", "a bare `raise` re-raises the exception being handled"};
     const Node cause = raise.field("cause");
@@ -44,8 +48,8 @@ CheckCall check_call(const std::string& pred, const Node& raise) {
     if (!exc.is("call") || !exc.field("arguments").is("argument_list")) {
         return {"", "raises an object rather than calling an exception class"};
     }
-    return {fmt::format("{}({}, {}, lambda: {}({}){})", runtime::name::check, pred, exc.field("function").text(),
-                        runtime::name::args, deferred_arguments(exc), from_none ? ", from_none=True" : ""),
+    return {fmt::format(", {}, lambda: {}({}){})", exc.field("function").text(), runtime::name::args,
+                        deferred_arguments(exc), from_none ? ", from_none=True" : ""),
             ""};
 }
 
