@@ -11,6 +11,10 @@
 # A name defined by two blocks is an error: the runtime module holds every block.
 # Each file must begin with `<kMarker><stem> ` (after blank lines) and hold a line
 # `<kEndMarker><stem> ---`: graphmend finds blocks already in a file by them.
+# Code several blocks share lives once in RUNTIME_DIR/shared/NAME.py: a block's line
+# `# graphmend-shared: NAME VAR=START` becomes that file's text after its leading comment
+# lines, at the line's indentation, with @VAR@ and @START@ replaced (the embedded text is
+# what fixed files carry, so it must stay as it was).
 # Usage: cmake -DRUNTIME_DIR=<dir> -DOUTPUT=<header> -P cmake/EmbedRuntime.cmake
 # g++ has no practical limit on raw string length, so each file is one literal.
 
@@ -51,6 +55,28 @@ foreach(py IN LISTS sources)
     message(FATAL_ERROR "${py}: file name is not a C++ identifier; cannot embed it")
   endif()
   file(READ "${py}" body)
+  # The shared code, in place of each `# graphmend-shared:` line.
+  string(REGEX MATCHALL "\n *# graphmend-shared: [^\n]*" shared_lines "${body}")
+  foreach(line IN LISTS shared_lines)
+    if(NOT line MATCHES "^\n( *)# graphmend-shared: ([a-z_]+) ([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+      message(FATAL_ERROR "${py}: `${line}` is not `# graphmend-shared: NAME VAR=START`")
+    endif()
+    set(indent "${CMAKE_MATCH_1}")
+    set(shared_py "${RUNTIME_DIR}/shared/${CMAKE_MATCH_2}.py")
+    set(VAR "${CMAKE_MATCH_3}")
+    set(START "${CMAKE_MATCH_4}")
+    if(NOT EXISTS "${shared_py}")
+      message(FATAL_ERROR "${py}: no shared code ${shared_py}")
+    endif()
+    file(READ "${shared_py}" shared)
+    while(shared MATCHES "^#")  # its header
+      string(REGEX REPLACE "^#[^\n]*\n" "" shared "${shared}")
+    endwhile()
+    string(REGEX REPLACE "\n$" "" shared "${shared}")
+    string(CONFIGURE "${shared}" shared @ONLY)
+    string(REGEX REPLACE "\n([^\n])" "\n${indent}\\1" shared "${shared}")
+    string(REPLACE "${line}" "\n${indent}${shared}" body "${body}")
+  endforeach()
   string(FIND "${body}" ")${delim}\"" clash)
   if(NOT clash EQUAL -1)
     message(FATAL_ERROR "${py} contains the raw-string terminator )${delim}\"")

@@ -6,7 +6,8 @@
 // tests fold the runtime blocks into those stand-ins, so a helper renamed or dropped from
 // src/runtime/*.py, or one a rule spells without a block that defines it, fails here rather
 // than in the fixed files. The rules spell helpers as runtime::name::* (generated from the
-// blocks by cmake/EmbedRuntime.cmake): a misspelled one does not compile.
+// blocks by cmake/EmbedRuntime.cmake): a misspelled one does not compile. Also: the code the
+// blocks share (src/runtime/shared/) is in place in each embedded block.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -195,6 +196,20 @@ TEST(RuntimeNames, PerFileHelpersAreDeferredEffectsHelpers) {
         ++listed;
     }
     EXPECT_EQ(listed, 5u);
+}
+
+// Every `# graphmend-shared:` line of src/runtime/*.py became the shared code, its
+// placeholders replaced: the frame skipping of src/runtime/shared/skip_frames.py is in each block once.
+TEST(RuntimeBlocks, SharedCodeIsInPlace) {
+    for (const runtime::Block& b : runtime::kBlocks) {
+        EXPECT_EQ(b.source.find("graphmend-shared"), std::string_view::npos) << b.stem;
+        EXPECT_EQ(b.source.find("@VAR@"), std::string_view::npos) << b.stem;
+        EXPECT_EQ(b.source.find("@START@"), std::string_view::npos) << b.stem;
+        const std::string_view skip = "ef.set_code_exec_strategy(code, strategy)\n";
+        const auto at = b.source.find(skip);
+        EXPECT_NE(at, std::string_view::npos) << b.stem;
+        EXPECT_EQ(b.source.find(skip, at + 1), std::string_view::npos) << b.stem;
+    }
 }
 
 }  // namespace
