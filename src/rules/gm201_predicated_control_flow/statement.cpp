@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 
+#include "graphmend/emit.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
@@ -116,14 +117,10 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
         site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
         return site;
     }
-    const std::string separator = std::string(stmt.source().eol()) + indent_of(stmt);
     const std::string test = predicate(branches[0].test);
-    std::string out;
-    for (const auto& s : branches[0].body) {
-        if (!out.empty()) out += separator;
-        out += fmt::format("{}({}, {})", runtime::name::when, test, s.effect);
-    }
-    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
+    emit::Lines calls(emit::Style::at(stmt), indent_of(stmt));
+    for (const auto& s : branches[0].body) calls.add(emit::call(runtime::name::when, {test, s.effect}));
+    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, calls.text())}}, Applicability::Safe,
                    {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
     for (const auto& s : branches[0].body) {
         if (!s.condition.empty()) site.fix->condition = s.condition;  // the runtime's when() keeps the `if`
