@@ -3,11 +3,22 @@
 #   kMarker / kEndMarker       the first and last line of every block, up to its stem;
 #   <stem>_py                  the file's text: R"GMRAW(...)GMRAW";
 #   stem::<stem>               the stem, as Fix::runtime names the block;
-#   kBlocks, block_named()     the table {stem, source} of every block.
+#   kBlocks, block_named()     the table {stem, source} of every block;
+#   name::<helper>             each top-level `_graphmend_*` name a block defines (`def NAME` or
+#                              `NAME = ...` at column 0), spelled without the prefix (a C++ keyword
+#                              gets a trailing underscore: name::if_ is "_graphmend_if");
+#   kHelpers, helper_named()   the table {name, stem} of those names: the block that defines each.
+# A name defined by two blocks is an error: the runtime module holds every block.
 # Each file must begin with `<kMarker><stem> ` (after blank lines) and hold a line
 # `<kEndMarker><stem> ---`: graphmend finds blocks already in a file by them.
+# Code several blocks share lives once in RUNTIME_DIR/shared/NAME.py: a block's line
+# `# graphmend-shared: NAME VAR=START` becomes that file's text after its leading comment
+# lines, at the line's indentation, with @VAR@ and @START@ replaced (the embedded text is
+# what fixed files carry, so it must stay as it was).
 # Usage: cmake -DRUNTIME_DIR=<dir> -DOUTPUT=<header> -P cmake/EmbedRuntime.cmake
 # g++ has no practical limit on raw string length, so each file is one literal.
+
+cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...) in script mode
 
 if(NOT RUNTIME_DIR OR NOT OUTPUT)
   message(FATAL_ERROR "EmbedRuntime.cmake needs -DRUNTIME_DIR=... -DOUTPUT=...")
@@ -27,6 +38,16 @@ string(APPEND text "/// The last line of every block: `${end_marker}STEM ---`.\n
 string(APPEND text "inline constexpr std::string_view kEndMarker = \"${end_marker}\";\n")
 set(stems "")
 set(rows "")
+set(names "")
+set(helper_rows "")
+set(helper_count 0)
+set(seen_helpers "")
+# C++ keywords (and alternative tokens) a helper's name may be: name::<it>_ instead.
+set(cxx_keywords and and_eq asm auto bitand bitor bool break case catch char class compl const
+    continue default delete do double else enum explicit export extern false float for friend goto
+    if inline int long mutable namespace new not not_eq operator or or_eq private protected public
+    register return short signed sizeof static struct switch template this throw true try typedef
+    typeid typename union unsigned using virtual void volatile while xor xor_eq)
 list(LENGTH sources count)
 foreach(py IN LISTS sources)
   get_filename_component(stem "${py}" NAME_WLE)
@@ -34,6 +55,28 @@ foreach(py IN LISTS sources)
     message(FATAL_ERROR "${py}: file name is not a C++ identifier; cannot embed it")
   endif()
   file(READ "${py}" body)
+  # The shared code, in place of each `# graphmend-shared:` line.
+  string(REGEX MATCHALL "\n *# graphmend-shared: [^\n]*" shared_lines "${body}")
+  foreach(line IN LISTS shared_lines)
+    if(NOT line MATCHES "^\n( *)# graphmend-shared: ([a-z_]+) ([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+      message(FATAL_ERROR "${py}: `${line}` is not `# graphmend-shared: NAME VAR=START`")
+    endif()
+    set(indent "${CMAKE_MATCH_1}")
+    set(shared_py "${RUNTIME_DIR}/shared/${CMAKE_MATCH_2}.py")
+    set(VAR "${CMAKE_MATCH_3}")
+    set(START "${CMAKE_MATCH_4}")
+    if(NOT EXISTS "${shared_py}")
+      message(FATAL_ERROR "${py}: no shared code ${shared_py}")
+    endif()
+    file(READ "${shared_py}" shared)
+    while(shared MATCHES "^#")  # its header
+      string(REGEX REPLACE "^#[^\n]*\n" "" shared "${shared}")
+    endwhile()
+    string(REGEX REPLACE "\n$" "" shared "${shared}")
+    string(CONFIGURE "${shared}" shared @ONLY)
+    string(REGEX REPLACE "\n([^\n])" "\n${indent}\\1" shared "${shared}")
+    string(REPLACE "${line}" "\n${indent}${shared}" body "${body}")
+  endforeach()
   string(FIND "${body}" ")${delim}\"" clash)
   if(NOT clash EQUAL -1)
     message(FATAL_ERROR "${py} contains the raw-string terminator )${delim}\"")
@@ -47,6 +90,23 @@ foreach(py IN LISTS sources)
   string(APPEND text "\ninline constexpr std::string_view ${stem}_py = R\"${delim}(${body})${delim}\";\n")
   string(APPEND stems "inline constexpr char ${stem}[] = \"${stem}\";\n")
   string(APPEND rows "    Block{stem::${stem}, ${stem}_py},\n")
+  string(REGEX MATCHALL "\n(def _graphmend_[A-Za-z0-9_]+|_graphmend_[A-Za-z0-9_]+ =)" defs "${body}")
+  string(APPEND names "// ${stem}\n")
+  foreach(def IN LISTS defs)
+    string(REGEX REPLACE "^\n(def )?_graphmend_([A-Za-z0-9_]+).*$" "\\2" short "${def}")
+    set(helper "_graphmend_${short}")
+    if(helper IN_LIST seen_helpers)
+      message(FATAL_ERROR "${py}: ${helper} is defined by two runtime blocks (or twice)")
+    endif()
+    list(APPEND seen_helpers "${helper}")
+    set(id "${short}")
+    if(id IN_LIST cxx_keywords)
+      set(id "${short}_")
+    endif()
+    string(APPEND names "inline constexpr std::string_view ${id} = \"${helper}\";\n")
+    string(APPEND helper_rows "    Helper{name::${id}, stem::${stem}},\n")
+    math(EXPR helper_count "${helper_count} + 1")
+  endforeach()
 endforeach()
 string(APPEND text "\n/// The stem of each block (its file's name in src/runtime/), as Fix::runtime names it.\n")
 string(APPEND text "namespace stem {\n${stems}}  // namespace stem\n\n")
@@ -56,6 +116,15 @@ string(APPEND text "inline constexpr std::array<Block, ${count}> kBlocks{\n${row
 string(APPEND text "/// The block named `stem`, or nullptr.\n")
 string(APPEND text "constexpr const Block* block_named(std::string_view name) {\n")
 string(APPEND text "    for (const Block& b : kBlocks) {\n        if (b.stem == name) return &b;\n    }\n    return nullptr;\n}\n")
+string(APPEND text "\n/// Each top-level `_graphmend_*` name a block defines, as code that emits a call spells it:\n")
+string(APPEND text "/// name::print is \"_graphmend_print\" (a C++ keyword gets a trailing underscore: name::if_).\n")
+string(APPEND text "namespace name {\n${names}}  // namespace name\n\n")
+string(APPEND text "struct Helper {\n    std::string_view name;  // \"_graphmend_...\"\n    std::string_view stem;  // the block that defines it\n};\n\n")
+string(APPEND text "/// Every name of namespace name, with its block, in the order of the blocks and their text.\n")
+string(APPEND text "inline constexpr std::array<Helper, ${helper_count}> kHelpers{\n${helper_rows}};\n\n")
+string(APPEND text "/// The helper named `name` (\"_graphmend_...\"), or nullptr.\n")
+string(APPEND text "constexpr const Helper* helper_named(std::string_view name) {\n")
+string(APPEND text "    for (const Helper& h : kHelpers) {\n        if (h.name == name) return &h;\n    }\n    return nullptr;\n}\n")
 string(APPEND text "\n}  // namespace graphmend::runtime\n")
 
 file(WRITE "${OUTPUT}" "${text}")

@@ -2,6 +2,7 @@
 #include "graphmend/values.hpp"
 
 #include "graphmend/liveness.hpp"
+#include "graphmend/runtime_sources.hpp"
 
 #include <fmt/format.h>
 
@@ -816,7 +817,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
     // it replaced, the join of its branches' values. Taken as an unknown call, a tensor it
     // selects was no tensor there, and a site the first run refused for it was fixed by the
     // second (found by the fuzz run: a second fix changed the fixed text).
-    if (fn.is("identifier") && text(fn) == "_graphmend_if" && args.size() >= 3 && args[1].is("lambda") &&
+    if (fn.is("identifier") && text(fn) == runtime::name::if_ && args.size() >= 3 && args[1].is("lambda") &&
         args[2].is("lambda")) {
         return join(branch_value(f, args[1], depth + 1), branch_value(f, args[2], depth + 1));
     }

@@ -323,17 +323,7 @@ def _graphmend_runtime():
     # otherwise compile the helper's frame as a graph of its own, one more than the original
     # statement made; skipped, the helper and what it calls run eagerly, as that statement did.
     def skip_frames(*functions):
-        try:
-            from torch._C._dynamo import eval_frame as ef
-
-            strategy = ef._FrameExecStrategy(ef._FrameAction.SKIP, ef._FrameAction.SKIP)
-            todo = [getattr(f, "__code__", f) for f in functions]
-            while todo:
-                code = todo.pop()
-                ef.set_code_exec_strategy(code, strategy)
-                todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        except Exception:  # another torch: frames are compiled as before
-            pass
+        # graphmend-shared: skip_frames todo=[getattr(f, "__code__", f) for f in functions]
 
     skip_frames(_graphmend_runtime)
     rt.skip_frames = skip_frames

@@ -336,17 +336,7 @@ def _graphmend_predicated_runtime():
 
     # Never compiled as frames of their own (see the deferred_effects block): from a traced
     # frame Dynamo inlines them; from a frame it runs eagerly they run eagerly, as the `if` did.
-    try:
-        from torch._C._dynamo import eval_frame as ef
-
-        strategy = ef._FrameExecStrategy(ef._FrameAction.SKIP, ef._FrameAction.SKIP)
-        codes = [_graphmend_predicated_runtime.__code__]
-        while codes:
-            code = codes.pop()
-            ef.set_code_exec_strategy(code, strategy)
-            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    except Exception:  # another torch: frames are compiled as before
-        pass
+    # graphmend-shared: skip_frames codes=[_graphmend_predicated_runtime.__code__]
 
     rt.copy = copy
     rt.if_state = if_state

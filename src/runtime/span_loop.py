@@ -146,17 +146,7 @@ def _graphmend_span_loop_runtime():
             return ()
         return range(idx.nonzero().shape[0])
 
-    try:
-        from torch._C._dynamo import eval_frame as ef
-
-        strategy = ef._FrameExecStrategy(ef._FrameAction.SKIP, ef._FrameAction.SKIP)
-        codes = [_graphmend_span_loop_runtime.__code__]
-        while codes:
-            code = codes.pop()
-            ef.set_code_exec_strategy(code, strategy)
-            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    except Exception:  # another torch: frames are compiled as before
-        pass
+    # graphmend-shared: skip_frames codes=[_graphmend_span_loop_runtime.__code__]
 
     rt.index = index
     rt.range_ = range_

@@ -216,17 +216,7 @@ def _graphmend_static_dispatch_runtime():
             return x.clone()
         return x[a:e]
 
-    try:
-        from torch._C._dynamo import eval_frame as ef
-
-        strategy = ef._FrameExecStrategy(ef._FrameAction.SKIP, ef._FrameAction.SKIP)
-        codes = [_graphmend_static_dispatch_runtime.__code__]
-        while codes:
-            code = codes.pop()
-            ef.set_code_exec_strategy(code, strategy)
-            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    except Exception:  # another torch: frames are compiled as before
-        pass
+    # graphmend-shared: skip_frames codes=[_graphmend_static_dispatch_runtime.__code__]
 
     rt.dispatch_all = dispatch_all
     rt.has = has

@@ -111,9 +111,29 @@ def fix_copy(original, tmp_path, *flags):
     return fixed
 
 
+def runtime_block_text(stem):
+    """The text of src/runtime/<stem>.py as graphmend embeds it: each line
+    `# graphmend-shared: NAME VAR=START` replaced by src/runtime/shared/NAME.py after its leading
+    comment lines, at the line's indentation, @VAR@ and @START@ replaced (as
+    cmake/EmbedRuntime.cmake does)."""
+    import re
+
+    def shared(m):
+        indent, name, var, start = m.groups()
+        lines = (REPO / "src" / "runtime" / "shared" / f"{name}.py").read_text().splitlines()
+        while lines and lines[0].startswith("#"):
+            lines.pop(0)
+        text = "\n".join(lines).replace("@VAR@", var).replace("@START@", start)
+        return "\n".join(indent + line if line else line for line in text.split("\n"))
+
+    text = (REPO / "src" / "runtime" / f"{stem}.py").read_text()
+    return re.sub(r"^( *)# graphmend-shared: ([a-z_]+) ([A-Za-z_][A-Za-z0-9_]*)=(.+)$", shared, text, flags=re.M)
+
+
 def load_runtime_block(stem, module, env_var, mode):
-    """Execute src/runtime/<stem>.py with env_var=mode (restored afterwards) and a fresh cached
-    module `module`; returns the names the block defines (its `_graphmend_*` helpers)."""
+    """Execute src/runtime/<stem>.py (runtime_block_text) with env_var=mode (restored afterwards)
+    and a fresh cached module `module`; returns the names the block defines (its `_graphmend_*`
+    helpers)."""
     import os
 
     path = REPO / "src" / "runtime" / f"{stem}.py"
@@ -122,7 +142,7 @@ def load_runtime_block(stem, module, env_var, mode):
     os.environ[env_var] = mode
     try:
         scope = {}
-        exec(compile(path.read_text(), str(path), "exec"), scope)
+        exec(compile(runtime_block_text(stem), str(path), "exec"), scope)
     finally:
         sys.modules.pop(module, None)
         if old is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, CASES, REPO, require_graphmend
+from conftest import BINARY, CASES, REPO, require_graphmend, runtime_block_text
 from test_checkouts import fixed_alpha, run_alpha
 
 MODULE = "_graphmend_runtime.py"
@@ -61,6 +61,18 @@ def test_fix_of_a_folder_writes_the_module_once_and_a_second_run_changes_nothing
     assert again.returncode == 0, again.stderr
     assert "0 rewritten" in again.stderr and "runtime module" not in again.stderr
     assert snapshot(folder) == before
+
+
+def test_the_module_holds_each_block_as_the_python_tests_load_it(tmp_path):
+    """conftest.runtime_block_text puts the shared code (src/runtime/shared/) in each block as
+    cmake/EmbedRuntime.cmake does: the module graphmend writes holds every block as the Python
+    tests execute it."""
+    require_graphmend()
+    folder = folder_project(tmp_path)
+    assert graphmend("fix", folder).returncode == 0
+    module = (folder / MODULE).read_text()
+    for path in sorted((REPO / "src" / "runtime").glob("*.py")):
+        assert runtime_block_text(path.stem).strip("\n") in module, path.stem
 
 
 def test_fix_diff_shows_the_module_as_a_new_file_and_writes_nothing(tmp_path):

@@ -66,10 +66,11 @@ private:
         fix.runtime.emplace_back(runtime::stem::deferred_effects);
         const Node open = call.field("arguments");
         if (d.kind == "print") {
-            fix.edits.push_back({fn.begin(), fn.end(), "_graphmend_print"});
+            fix.edits.push_back({fn.begin(), fn.end(), std::string(runtime::name::print)});
         } else {
             // `_graphmend_log("logger", "method", LINE, "function", ` / `_graphmend_warn(LINE, `
-            fix.edits.push_back({fn.begin(), open.begin() + 1, fmt::format("_graphmend_{}({}, ", d.kind, d.leading)});
+            const std::string_view helper = d.kind == "log" ? runtime::name::log : runtime::name::warn;
+            fix.edits.push_back({fn.begin(), open.begin() + 1, fmt::format("{}({}, ", helper, d.leading)});
             auto& e = fix.edits.back();
             const std::string_view rest = std::string_view(call.source().text()).substr(open.begin() + 1);
             const auto args = open.named_children();

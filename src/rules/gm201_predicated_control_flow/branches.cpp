@@ -138,7 +138,7 @@ std::optional<Statement> Checker::cache_statement(const Node& stmt, std::string&
     if (!why.empty()) return Statement{};
     const std::string unpack = left.is("attribute") ? "" : fmt::format(", {}, {}", count, index);
     return Statement{Statement::Cache, name, Node(), "",
-                     fmt::format("_graphmend_cache(self, \"{}\", lambda: {}{})", name, right.text(), unpack)};
+                     fmt::format("{}(self, \"{}\", lambda: {}{})", runtime::name::cache, name, right.text(), unpack)};
 }
 
 std::string Checker::convert(const std::vector<Node>& statements, Branch& out) {
@@ -209,9 +209,10 @@ std::string Checker::convert_check(const Node& stmt, Branch& out) {
     for (const Node& c : stmt.field("consequence").named_children()) {
         if (!c.is("comment")) body.push_back(c);
     }
-    const CheckCall c = check_call(std::string(kGate), body[0]);
+    CheckCall c = check_call(body[0]);
     if (!c.refused.empty()) return "the check in the branch: " + c.refused;
-    Statement st{Statement::Check, "", test, predicate(test), c.text};
+    Statement st{Statement::Check, "", test, predicate(test)};
+    st.check = std::move(c);
     out.body.push_back(std::move(st));
     return "";
 }
@@ -248,7 +249,7 @@ std::optional<std::string> Checker::set_attr(const Node& e, Branch& out) {
     }
     if (auto why = impurity(e.field("right")); !why.empty()) return why;
     out.body.push_back({Statement::SetAttr, text(left.field("attribute")), Node(), "",
-                        fmt::format("_graphmend_set_attr(self, \"{}\", {}, converts=True)",
+                        fmt::format("{}(self, \"{}\", {}, converts=True)", runtime::name::set_attr,
                                     text(left.field("attribute")), e.field("right").text())});
     return "";
 }
@@ -296,8 +297,8 @@ std::optional<std::string> Checker::effect(const Node& e, Branch& out) {
     if (!deferred->refused.empty()) return "the branch's " + std::string(e.field("function").text()) +
                                            "(...) cannot be deferred: " + deferred->refused;
     const std::string leading = deferred->leading.empty() ? "()" : "(" + deferred->leading + ",)";
-    const std::string parts = fmt::format("\"{}\", {}, lambda: _graphmend_args({})", deferred->kind,
-                                          leading, deferred->arguments);
+    const std::string parts = fmt::format("\"{}\", {}, lambda: {}({})", deferred->kind, leading,
+                                          runtime::name::args, deferred->arguments);
     Statement st{Statement::Effect, "", Node(), parts};
     st.condition = deferred->condition;
     out.body.push_back(std::move(st));

@@ -51,17 +51,14 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     std::string result;
     for (const auto& st : b.body) {
         if (st.kind == Statement::Check) {
-            std::string call = st.raw;
-            const std::string gated = fmt::format("_graphmend_and({}, lambda: {})", b.gate, st.effect);
-            call.replace(call.find(kGate), kGate.size(), gated);
-            steps.push_back(std::move(call));
+            steps.push_back(st.check.text(fmt::format("{}({}, lambda: {})", runtime::name::and_, b.gate, st.effect)));
             continue;
         }
         if (st.copy) {
             const std::string dst = text(st.value.field("function").field("object"));
             const auto it = renamed.find(dst);
             const std::string local = "_graphmend_" + st.name;
-            std::string value = fmt::format("_graphmend_copy({}, {})", it == renamed.end() ? dst : it->second,
+            std::string value = fmt::format("{}({}, {})", runtime::name::copy, it == renamed.end() ? dst : it->second,
                                             substitute(st.value.field("arguments").named_children()[0]));
             reads_renamed = true;  // the bindings form: a copy is never a plain value
             steps.push_back(fmt::format("{} := {}", local, value));

@@ -22,6 +22,7 @@
 #include "graphmend/liveness.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/runtime_sources.hpp"
+#include "rules/support/check_call.hpp"
 
 namespace graphmend::rules::control_flow {
 
@@ -72,8 +73,9 @@ struct Statement {
     // `self.register_buffer("NAME", V, ...)`, `self.NAME = self.NAME.to(...)` and
     // `if not hasattr(self, "NAME"): self.NAME[, _] = MAKE`; `raw` is the expression
     // the branch lambda evaluates for it.
-    // Check: `if TEST: raise E(...)` inside the branch; `raw` is its _graphmend_check call
-    // with kGate where the branch's gate goes. An Assign with `copy` set is
+    // Check: `if TEST: raise E(...)` inside the branch; `effect` is TEST as a predicate and
+    // `check` the call, made when the branch is emitted under the branch's gate and TEST.
+    // An Assign with `copy` set is
     // `NAME.copy_(SRC)` on a fresh local (`value` is the call).
     enum Kind { Assign, Return, Effect, Update, Rebind, SetAttr, Cache, Check } kind = Assign;
     std::string name{};  // Assign; the buffer or attribute of Rebind / SetAttr / Cache
@@ -83,10 +85,8 @@ struct Statement {
                          // Update: the operator, "+=" or "-="
     bool copy = false;
     std::string condition{};  // Effect: the deferred call's condition (DeferredCall::condition)
+    CheckCall check{};        // Check
 };
-
-// Where a branch's gate goes in a Check's test.
-constexpr std::string_view kGate = "\x01";
 
 struct Branch {
     Node test;  // invalid for `else`

@@ -132,9 +132,10 @@ std::string Checker::value_raise(const Node& n, std::size_t file) {
 
 // graphmend's own predicated runtime: pure when what its lambdas return is (a branch that
 // holds a select rewritten by an earlier pass, or a tensor `and`/`or`).
-const std::set<std::string_view> kRuntimeHelpers{"_graphmend_if", "_graphmend_and", "_graphmend_or",
-                                                 "_graphmend_not", "_graphmend_scalar", "_graphmend_equal",
-                                                 "_graphmend_copy"};
+const std::set<std::string_view> kRuntimeHelpers{runtime::name::if_,     runtime::name::and_,
+                                                 runtime::name::or_,     runtime::name::not_,
+                                                 runtime::name::scalar, runtime::name::equal,
+                                                 runtime::name::copy};
 
 std::string Checker::branch_impurity(const Node& expr) {
     if (auto why = impurity(expr); !why.empty()) return why;

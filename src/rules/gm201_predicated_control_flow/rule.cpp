@@ -249,7 +249,8 @@ public:
         std::function<std::string(const Node&)> emit = [&](const Node& c) -> std::string {
             return rebuild(c, [&](const Node& b) -> std::optional<std::string> {
                 if (!b.is("boolean_operator")) return std::nullopt;
-                return fmt::format("_graphmend_{}({}, lambda: {}, value=True)", b.field("operator").text(),
+                return fmt::format("{}({}, lambda: {}, value=True)",
+                                   b.field("operator").text() == "and" ? runtime::name::and_ : runtime::name::or_,
                                    emit(b.field("left")), emit(b.field("right")));
             });
         };
@@ -306,7 +307,7 @@ public:
         const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, {{parts[0]}, {parts[2]}}, {});
         const std::string only = only_argument(one_sided);
         const std::string replacement =
-            fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={}{}{})", predicate(parts[1]),
+            fmt::format("{}({}, lambda: {}, lambda: {}, grad_safe={}{}{})", runtime::name::if_, predicate(parts[1]),
                         parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
                         checker.costly() ? ", costly=True" : "", only);
         site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};

@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 
+#include "graphmend/emit.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
@@ -71,7 +72,7 @@ Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope
             return site;
         }
     }
-    std::vector<std::string> pieces{fmt::format("_graphmend_if_state({}, self,", predicate(branches[0].test))};
+    std::vector<std::string> pieces{fmt::format("{}({}, self,", runtime::name::if_state, predicate(branches[0].test))};
     for (const auto& b : branches) {  // one piece per statement: a line each where the `if` had them
         for (std::size_t i = 0; i < b.body.size(); ++i) {
             const bool last = i + 1 == b.body.size();
@@ -116,14 +117,10 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
         site.reason = "a branch mixes deferred messages with values, or the `if` has an elif/else";
         return site;
     }
-    const std::string separator = std::string(stmt.source().eol()) + indent_of(stmt);
     const std::string test = predicate(branches[0].test);
-    std::string out;
-    for (const auto& s : branches[0].body) {
-        if (!out.empty()) out += separator;
-        out += fmt::format("_graphmend_when({}, {})", test, s.effect);
-    }
-    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(out))}}, Applicability::Safe,
+    emit::Lines calls(emit::Style::at(stmt), indent_of(stmt));
+    for (const auto& s : branches[0].body) calls.add(emit::call(runtime::name::when, {test, s.effect}));
+    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, calls.text())}}, Applicability::Safe,
                    {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
     for (const auto& s : branches[0].body) {
         if (!s.condition.empty()) site.fix->condition = s.condition;  // the runtime's when() keeps the `if`
@@ -467,7 +464,7 @@ std::string gate_checks(const Node& stmt, Plan& plan) {
     }
     const std::string bound = fmt::format("_graphmend_p{}", stmt.position().line);
     branches[0].gate = bound;
-    if (branches.size() == 2) branches[1].gate = fmt::format("_graphmend_not({})", bound);
+    if (branches.size() == 2) branches[1].gate = fmt::format("{}({})", runtime::name::not_, bound);
     plan.first_pred = fmt::format("({} := {})", bound, plan.first_pred);
     return "";
 }
@@ -724,19 +721,19 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
             continue;
         }
         const std::string pred = it->test == branches[0].test ? plan.first_pred : predicate(it->test);
-        pieces = {fmt::format("{}_graphmend_if({},", plan.all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
-                              pred),
+        pieces = {fmt::format("{}{}({},", plan.all_return ? "return " : fmt::format("{} = ", fmt::join(live, ", ")),
+                              runtime::name::if_, pred),
                   fmt::format("lambda: {},", branch_value(*it, live)), fmt::format("lambda: {},", value),
                   fmt::format("grad_safe={},", grad)};
-        value = fmt::format("_graphmend_if({}, lambda: {}, lambda: {}, grad_safe={})", pred,
+        value = fmt::format("{}({}, lambda: {}, lambda: {}, grad_safe={})", runtime::name::if_, pred,
                             branch_value(*it, live), value, grad);
     }
     const std::uint32_t span_end = plan.span_end;
     site.end = span_end;
     std::string updates_text;
     for (const auto& u : plan.updates) {
-        updates_text += fmt::format("_graphmend_update({}, self, \"{}\", \"{}\", {}); ", predicate(branches[0].test),
-                                    u.name, u.raw, u.value.text());
+        updates_text += fmt::format("{}({}, self, \"{}\", \"{}\", {}); ", runtime::name::update,
+                                    predicate(branches[0].test), u.name, u.raw, u.value.text());
     }
     if (!plan.updates.empty() && live.empty()) {
         // Only counters: one line of updates, the rest blank.

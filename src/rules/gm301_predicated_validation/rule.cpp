@@ -205,12 +205,12 @@ private:
         }
         std::string call;
         if (raise) {
-            const CheckCall c = check_call(predicate(test), raise);
+            const CheckCall c = check_call(raise);
             if (!c.refused.empty()) {
                 site.reason = c.refused;
                 return site;
             }
-            call = c.text;
+            call = c.text(predicate(test));
         } else {
             const auto parts = stmt.named_children();
             std::string message;
@@ -219,9 +219,8 @@ private:
                 message = deferred ? *deferred : std::string(parts[1].text());
             }
             // `assert` is compiled away under `python -O`; so is the check.
-            call = fmt::format("if __debug__: _graphmend_check(_graphmend_not({}), AssertionError, "
-                               "lambda: _graphmend_args({}))",
-                               predicate(test), message);
+            call = fmt::format("if __debug__: {}({}({}), AssertionError, lambda: {}({}))", runtime::name::check,
+                               runtime::name::not_, predicate(test), runtime::name::args, message);
         }
         site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, std::move(call))}}, Applicability::Safe,
                        {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};

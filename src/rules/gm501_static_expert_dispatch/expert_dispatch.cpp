@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "graphmend/liveness.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "rules/support/rowwise.hpp"
 
 namespace graphmend::rules {
@@ -679,13 +680,14 @@ bool hit_picks(const Node& loop, const std::string& index, bool row_reads, const
                 why = fmt::format("line {}: `{}` picks by the expert's index among other indices", p.position().line,
                                   p.text());
             } else if (container(p.field("value"))) {
-                checks.push_back(guarded(p, fmt::format("_graphmend_has({}, {})", p.field("value").text(), key.text())));
+                checks.push_back(guarded(p, fmt::format("{}({}, {})", runtime::name::has, p.field("value").text(),
+                                                        key.text())));
             }
         } else if (p.is("argument_list") && p.parent().field("function").text() == "getattr" &&
                    p.named_children().size() == 2 && p.named_children()[1] == key) {
             if (container(p.named_children()[0])) {
-                checks.push_back(guarded(p, fmt::format("_graphmend_has({}, {}, True)", p.named_children()[0].text(),
-                                                        key.text())));
+                checks.push_back(guarded(p, fmt::format("{}({}, {}, True)", runtime::name::has,
+                                                        p.named_children()[0].text(), key.text())));
             }
         } else if (!(key == u)) {
             why = fmt::format("line {}: the expert's index is formatted into `{}`, which graphmend does not see pick "

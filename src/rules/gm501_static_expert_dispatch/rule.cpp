@@ -141,25 +141,24 @@ private:
             const Node it = d.loop.field("right");
             edits.push_back({it.begin(), it.end(),
                              fmt::format("([[_graphmend_e] for _graphmend_e in range(len({0}))] if "
-                                         "_graphmend_dispatch_all({1}, {2}, {0}{4}) else {3})",
-                                         kHits, d.stacked, d.dim, rows, picks_argument(d))});
+                                         "{5}({1}, {2}, {0}{4}) else {3})",
+                                         kHits, d.stacked, d.dim, rows, picks_argument(d), runtime::name::dispatch_all)});
         } else if (d.hit_list) {
             const Node a = d.hit_list.named_children()[0];
             edits.push_back({a.begin(), a.end(),
-                             fmt::format("{0} = {1}; {2} = range(len({0})) if _graphmend_dispatch_all({3}, {4}, {0}{6}) "
-                                         "else {5}",
+                             fmt::format("{0} = {1}; {2} = range(len({0})) if {7}({3}, {4}, {0}{6}) else {5}",
                                          kHits, d.hits, a.field("left").text(), d.stacked, d.dim,
-                                         a.field("right").text(), picks_argument(d))});
+                                         a.field("right").text(), picks_argument(d), runtime::name::dispatch_all)});
         }
         if (pairs) {
             const Node a = d.pairs.named_children()[0];
             const Node left = a.field("left");
             const std::string targets = left.is("pattern_list") ? fmt::format("({})", left.text()) : text(left);
             edits.push_back({a.begin(), a.end(),
-                             fmt::format("{}, _graphmend_valid = _graphmend_pairs({}, {})", targets, d.mask.text(),
-                                         tail)});
+                             fmt::format("{}, _graphmend_valid = {}({}, {})", targets, runtime::name::pairs,
+                                         d.mask.text(), tail)});
             edits.push_back({d.source.begin(), d.source.end(),
-                             fmt::format("_graphmend_keep(_graphmend_valid, {})", d.source.text())});
+                             fmt::format("{}(_graphmend_valid, {})", runtime::name::keep, d.source.text())});
         } else {
             mask_edits(d, tail, edits);
         }
@@ -201,15 +200,15 @@ private:
             return site;
         }
         std::vector<edits::Edit> edits;
-        edits.push_back({d.tolist.begin(), d.tolist.end(), fmt::format("_graphmend_sizes({})", d.tensor)});
+        edits.push_back({d.tolist.begin(), d.tolist.end(), fmt::format("{}({})", runtime::name::sizes, d.tensor)});
         for (const SplitDispatch::Choice& c : d.choices) {
             edits.push_back({c.arg.begin(), c.arg.end(),
-                             fmt::format("{0} := _graphmend_choose({0}, {1})", c.arg.text(), c.rows)});
+                             fmt::format("{0} := {2}({0}, {1})", c.arg.text(), c.rows, runtime::name::choose)});
         }
         for (const SplitConsumer& c : d.consumers) {
             edits.push_back({c.split_assignment.begin(), c.split_assignment.end(),
-                             fmt::format("{}, {} = _graphmend_split({}, {})", c.list, c.sizes, c.input, c.sizes)});
-            edits.push_back({c.cat.begin(), c.cat.end(), fmt::format("_graphmend_join({}, {})", c.outputs, c.sizes)});
+                             fmt::format("{}, {} = {}({}, {})", c.list, c.sizes, runtime::name::split, c.input, c.sizes)});
+            edits.push_back({c.cat.begin(), c.cat.end(), fmt::format("{}({}, {})", runtime::name::join, c.outputs, c.sizes)});
         }
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
         site.fix->condition = kRowsCondition;  // sizes_static() and choose()
@@ -231,19 +230,20 @@ private:
         }
         std::vector<edits::Edit> edits;
         edits.push_back({d.readout.begin(), d.readout.end(),
-                         d.container.empty() ? fmt::format("_graphmend_counts({}, {}, lambda: {})", d.tensor, d.rows, d.readout.text())
-                                             : fmt::format("_graphmend_counts({}, {}, lambda: {}, {})", d.tensor, d.rows,
-                                                           d.readout.text(), d.container)});
+                         d.container.empty()
+                             ? fmt::format("{}({}, {}, lambda: {})", runtime::name::counts, d.tensor, d.rows, d.readout.text())
+                             : fmt::format("{}({}, {}, lambda: {}, {})", runtime::name::counts, d.tensor, d.rows,
+                                           d.readout.text(), d.container)});
         if (d.skip) {
-            edits.push_back({d.skip.begin(), d.skip.end(), fmt::format("_graphmend_no_rows({})", d.count)});
+            edits.push_back({d.skip.begin(), d.skip.end(), fmt::format("{}({})", runtime::name::no_rows, d.count)});
         }
         for (const Node& s : d.slices) {
             const Node slice = s.named_children().back();
             const auto bounds = slice.named_children();
-            edits.push_back({s.begin(), s.end(), fmt::format("_graphmend_between({}, {}, {})", d.rows, bounds[0].text(),
-                                                             bounds[1].text())});
+            edits.push_back({s.begin(), s.end(), fmt::format("{}({}, {}, {})", runtime::name::between, d.rows,
+                                                             bounds[0].text(), bounds[1].text())});
         }
-        edits.push_back({d.cat.begin(), d.cat.end(), fmt::format("_graphmend_join({}, {})", d.outputs, d.sizes)});
+        edits.push_back({d.cat.begin(), d.cat.end(), fmt::format("{}({}, {})", runtime::name::join, d.outputs, d.sizes)});
         std::sort(edits.begin(), edits.end(), [](const edits::Edit& a, const edits::Edit& b) { return a.begin < b.begin; });
         site.fix = Fix{std::move(edits), Applicability::Safe, {runtime::stem::static_dispatch}};
         // counts(): also every expert there, where the container may hold None (expert parallelism).
@@ -259,7 +259,7 @@ private:
     // POS, VALUE, TAIL)` for each write (its value with the reads inside rewritten too).
     static void mask_edits(const ExpertDispatch& d, const std::string& tail, std::vector<edits::Edit>& edits) {
         auto rows = [&](const Node& g, int pos) {
-            return fmt::format("_graphmend_rows({}, {}, {}, {})", g.field("value").text(), indices(g), pos, tail);
+            return fmt::format("{}({}, {}, {}, {})", runtime::name::rows, g.field("value").text(), indices(g), pos, tail);
         };
         auto with_reads = [&](const Node& n) {
             std::string out(n.text());
@@ -274,7 +274,7 @@ private:
         for (const auto& [a, pos] : d.puts) {
             const Node left = a.field("left");
             edits.push_back({a.begin(), a.end(),
-                             fmt::format("_graphmend_put({}, {}, {}, {}, {})", left.field("value").text(),
+                             fmt::format("{}({}, {}, {}, {}, {})", runtime::name::put, left.field("value").text(),
                                          indices(left), pos, with_reads(a.field("right")), tail)});
             taken.emplace_back(a.begin(), a.end());
         }

@@ -102,7 +102,7 @@ private:
             return site;
         }
         std::vector<edits::Edit> edits;
-        edits.push_back({s.index.begin(), s.index.end(), fmt::format("_graphmend_subset_index({})", s.mask.text())});
+        edits.push_back({s.index.begin(), s.index.end(), fmt::format("{}({})", runtime::name::subset_index, s.mask.text())});
         std::vector<std::string> where;
         for (const auto& g : s.guards) {
             std::vector<std::string> tensors;
@@ -117,8 +117,8 @@ private:
                 return !tested;
             });
             edits.push_back({tested.begin(), tested.end(),
-                             fmt::format("({0} := _graphmend_subset_enter({0}, {1}{2}))", g.param, listed,
-                                         g.needs_eval ? ", module=self" : "")});
+                             fmt::format("({0} := {3}({0}, {1}{2}))", g.param, listed,
+                                         g.needs_eval ? ", module=self" : "", runtime::name::subset_enter)});
             for (const Node& x : g.gathers) {
                 std::vector<Node> parts;
                 for (const Node& i : x.named_children()) {
@@ -126,12 +126,12 @@ private:
                 }
                 Node first = parts[0];
                 if (parts.size() == 1 && syntax::without_parens(first).is("tuple")) first = syntax::without_parens(first).named_children()[0];
-                edits.push_back({first.begin(), first.end(), fmt::format("_graphmend_subset_at({})", first.text())});
+                edits.push_back({first.begin(), first.end(), fmt::format("{}({})", runtime::name::subset_at, first.text())});
             }
             for (const Node& a : g.puts) {
                 const Node left = a.field("left");
                 edits.push_back({a.begin(), a.field("right").begin(),
-                                 fmt::format("_graphmend_subset_put({}, {}, ", left.field("value").text(),
+                                 fmt::format("{}({}, {}, ", runtime::name::subset_put, left.field("value").text(),
                                              index_tuple(left))});
                 edits.push_back({a.end(), a.end(), ")"});
             }

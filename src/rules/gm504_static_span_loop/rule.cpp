@@ -20,6 +20,7 @@
 // any write.
 #include <fmt/format.h>
 
+#include "graphmend/emit.hpp"
 #include "graphmend/rule.hpp"
 #include "graphmend/runtime_sources.hpp"
 #include "rules/support/site.hpp"
@@ -71,7 +72,7 @@ private:
         }
         std::vector<edits::Edit> edits;
         edits.push_back({d.index_call.begin(), d.index_call.end(),
-                         fmt::format("_graphmend_span_index({})", d.mask.text())});
+                         emit::call(runtime::name::span_index, {d.mask.text()})});
         const Node it = d.loop.field("right");
         edits.push_back({it.begin(), it.end(), d.iterable});
         std::vector<std::string> runtime{runtime::stem::span_loop};

@@ -31,7 +31,9 @@
 #include <algorithm>
 #include <set>
 
+#include "graphmend/emit.hpp"
 #include "graphmend/liveness.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/body.hpp"
 
@@ -231,7 +233,7 @@ struct Matcher {
                                        x, col, prev.empty() ? "PREV" : prev));
         }
         targets.insert(x);
-        stores.push_back(fmt::format("({}, \"{}\", {}, {})", x, kind, v, guard.empty() ? "True" : guard));
+        stores.push_back(emit::tuple({x, emit::string(kind), v, guard.empty() ? "True" : guard}));
         return true;
     }
 
@@ -479,10 +481,11 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     }
     d.prev = m.prev;
     d.raises = m.raises;
-    d.iterable = fmt::format("_graphmend_span_range({}, {}, lambda {}, {}, {}: ({},), {})", idx,
-                             m.prev.empty() ? "0" : m.prev, m.row, m.col,
-                             m.prev.empty() ? "_graphmend_prev" : m.prev, fmt::join(m.stores, ", "),
-                             m.raises ? "_graphmend_check" : "None");
+    d.iterable = emit::call(runtime::name::span_range,
+                            {idx, m.prev.empty() ? "0" : m.prev,
+                             emit::lambda({m.row, m.col, m.prev.empty() ? "_graphmend_prev" : m.prev},
+                                          emit::tuple(m.stores, true)),
+                             m.raises ? runtime::name::check : "None"});
     return d;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "graphmend/runtime_sources.hpp"
 #include "lazy_message.hpp"
 
 namespace graphmend::rules {
@@ -31,7 +32,11 @@ std::string deferred_arguments(const Node& call) {
 
 }  // namespace
 
-CheckCall check_call(const std::string& pred, const Node& raise) {
+std::string CheckCall::text(std::string_view pred) const {
+    return fmt::format("{}({}{}", runtime::name::check, pred, arguments);
+}
+
+CheckCall check_call(const Node& raise) {
     const auto parts = raise.named_children();
     if (parts.empty()) return {"", "a bare `raise` re-raises the exception being handled"};
     const Node cause = raise.field("cause");
@@ -43,7 +48,7 @@ CheckCall check_call(const std::string& pred, const Node& raise) {
     if (!exc.is("call") || !exc.field("arguments").is("argument_list")) {
         return {"", "raises an object rather than calling an exception class"};
     }
-    return {fmt::format("_graphmend_check({}, {}, lambda: _graphmend_args({}){})", pred, exc.field("function").text(),
+    return {fmt::format(", {}, lambda: {}({}){})", exc.field("function").text(), runtime::name::args,
                         deferred_arguments(exc), from_none ? ", from_none=True" : ""),
             ""};
 }

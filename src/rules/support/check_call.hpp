@@ -7,19 +7,24 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "graphmend/syntax.hpp"
 
 namespace graphmend::rules {
 
 struct CheckCall {
-    std::string text;     // the _graphmend_check(...) call, when `refused` is empty
-    std::string refused;  // why the raise cannot be carried through the graph
+    std::string arguments;  // what follows the test: `, E, lambda: _graphmend_args(ARGS))`
+    std::string refused;    // why the raise cannot be carried through the graph
+
+    /// The _graphmend_check(...) call raising when `pred` (Python text of a test) holds;
+    /// only when `refused` is empty.
+    [[nodiscard]] std::string text(std::string_view pred) const;
 };
 
-/// `raise_stmt` (a raise_statement) raised when `pred` (Python text of a test) holds.
+/// `raise_stmt` (a raise_statement) as a check, under a test given later (CheckCall::text).
 /// Refused: a bare `raise`, `raise ... from CAUSE` other than None, raising an object
 /// rather than calling an exception class.
-CheckCall check_call(const std::string& pred, const syntax::Node& raise_stmt);
+CheckCall check_call(const syntax::Node& raise_stmt);
 
 }  // namespace graphmend::rules

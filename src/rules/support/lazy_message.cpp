@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "graphmend/runtime_sources.hpp"
+
 namespace graphmend::rules {
 
 using syntax::Node;
@@ -131,7 +133,7 @@ void template_of(const Node& str, std::string& tmpl, std::vector<std::string>& a
 }
 
 std::string lazy_call(std::string_view op, const std::vector<std::string>& operands) {
-    std::string out = fmt::format("_graphmend_lazy(\"{}\"", op);
+    std::string out = fmt::format("{}(\"{}\"", runtime::name::lazy, op);
     for (const auto& o : operands) out += ", " + o;
     return out + ")";
 }

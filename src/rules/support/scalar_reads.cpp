@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "graphmend/knowledge.hpp"
+#include "graphmend/runtime_sources.hpp"
 #include "tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -88,7 +89,7 @@ ScalarReads scalar_reads(const Context& ctx, const Node& def, const std::vector<
             const auto read = scalar_read(ctx, n);
             if (!read || read->kind == "tolist") return true;
             found.push_back({n.begin(), n.end(),
-                             fmt::format("_graphmend_scalar(\"{}\", {})", read->kind, read->tensor.text())});
+                             fmt::format("{}(\"{}\", {})", runtime::name::scalar, read->kind, read->tensor.text())});
             return false;
         });
         if (found.empty()) {

@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "graphmend/runtime_sources.hpp"
+
 namespace graphmend::rules {
 
 using syntax::Node;
@@ -128,24 +130,25 @@ std::string predicate(const Node& test) {
     return rebuild(test, [](const Node& n) -> std::optional<std::string> {
         if (n.is("boolean_operator")) {
             const bool is_and = n.field("operator").text() == "and";
-            return fmt::format("_graphmend_{}({}, lambda: {})", is_and ? "and" : "or", predicate(n.field("left")),
+            return fmt::format("{}({}, lambda: {})", is_and ? runtime::name::and_ : runtime::name::or_,
+                               predicate(n.field("left")),
                                predicate(n.field("right")));
         }
-        if (n.is("not_operator")) return fmt::format("_graphmend_not({})", predicate(n.field("argument")));
+        if (n.is("not_operator")) return fmt::format("{}({})", runtime::name::not_, predicate(n.field("argument")));
         if (n.is("call")) {
             const Node fn = n.field("function");
             const auto args = n.field("arguments").named_children();
             if (fn.text() == "torch.equal" && args.size() == 2) {
-                return fmt::format("_graphmend_equal({}, {})", predicate(args[0]), predicate(args[1]));
+                return fmt::format("{}({}, {})", runtime::name::equal, predicate(args[0]), predicate(args[1]));
             }
             if (fn.is("attribute") && fn.field("attribute").text() == "item" && args.empty()) {
-                return fmt::format("_graphmend_scalar(\"item\", {})", predicate(fn.field("object")));
+                return fmt::format("{}(\"item\", {})", runtime::name::scalar, predicate(fn.field("object")));
             }
             if (fn.is("identifier") && (fn.text() == "float" || fn.text() == "int" || fn.text() == "bool" ||
                                         fn.text() == "any" || fn.text() == "all") &&
                 args.size() == 1 && !args[0].is("keyword_argument") && !args[0].is("generator_expression") &&
                 !args[0].is("list_splat")) {
-                return fmt::format("_graphmend_scalar(\"{}\", {})", fn.text(), predicate(args[0]));
+                return fmt::format("{}(\"{}\", {})", runtime::name::scalar, fn.text(), predicate(args[0]));
             }
         }
         return std::nullopt;
