@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "graphmend/runtime_sources.hpp"
 
@@ -19,26 +20,16 @@ rules::Policy policy_of(const rules::Site& site) {
     return info != nullptr ? info->policy : rules::Policy{};
 }
 
-// The names a runtime block binds at its top level (`_graphmend_x = ...`, `def _graphmend_x(`).
-void add_helpers(std::string_view stem, std::set<std::string, std::less<>>& out) {
-    const runtime::Block* block = runtime::block_named(stem);
-    if (block == nullptr) return;
-    std::string_view rest = block->source;
-    while (!rest.empty()) {
-        std::string_view line = rest.substr(0, rest.find('\n'));
-        rest.remove_prefix(std::min(rest.size(), line.size() + 1));
-        if (line.starts_with("def ")) line.remove_prefix(4);
-        if (!line.starts_with("_graphmend_")) continue;
-        out.emplace(line.substr(0, line.find_first_of(" (=")));
-    }
-}
-
 // The first call in `root` of a helper of a dynamic-shape rule's fallback block: `name (line N)`.
 std::optional<std::string> fallback_call(const syntax::Node& root) {
-    std::set<std::string, std::less<>> helpers;
+    std::set<std::string_view, std::less<>> blocks;
     for (const auto& rule : rules::registry()) {
         const rules::Policy& policy = rule->info().policy;
-        if (policy.dynamic_shape && !policy.fallback_block.empty()) add_helpers(policy.fallback_block, helpers);
+        if (policy.dynamic_shape && !policy.fallback_block.empty()) blocks.insert(policy.fallback_block);
+    }
+    std::set<std::string_view, std::less<>> helpers;
+    for (const runtime::Helper& h : runtime::kHelpers) {
+        if (blocks.contains(h.stem)) helpers.insert(h.name);
     }
     std::optional<std::string> found;
     syntax::walk(root, [&](const syntax::Node& n) {
