@@ -1,10 +1,13 @@
 // The pipeline driver: see include/graphmend/fixer.hpp.
 #include "graphmend/fixer.hpp"
 
+#include "lone_crs.hpp"
+#include "parse_input.hpp"
+#include "pass.hpp"
 #include "lone_effects.hpp"
 #include "policy.hpp"
+#include "runtime_placement.hpp"
 
-#include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,129 +28,6 @@ using syntax::Node;
 
 namespace {
 
-// Passes of the fixed-point loop at most (ruff stops at 100; a nested `if` needs one
-// pass per level).
-constexpr int kMaxPasses = 4;
-
-std::string_view runtime_source(const std::string& stem) {
-    if (const runtime::Block* block = runtime::block_named(stem)) return block->source;
-    throw std::logic_error("unknown runtime block: " + stem);
-}
-
-// The file's indentation unit: a tab, or the spaces of its first indented line.
-std::string indent_unit(const analysis::SourceFile& file) {
-    // The leading blanks of the first indented block's first statement (docstrings and
-    // continuation lines do not count).
-    const auto& src = file.tree.source();
-    std::string unit;
-    syntax::walk(file.tree.root(), [&](const Node& n) {
-        if (!unit.empty()) return false;
-        if (!n.is("block") || n.named_children().empty()) return true;
-        const Node first = n.named_children()[0];
-        const Node owner = n.parent();
-        if (first.position().line == owner.position().line) return true;
-        const std::string_view line = src.slice(src.line_start(first.position().line), first.begin());
-        const std::string_view outer = src.slice(src.line_start(owner.position().line), owner.begin());
-        if (line.size() > outer.size() && line.find_first_not_of(" \t") == std::string_view::npos) {
-            unit = std::string(line.substr(outer.size()));
-        }
-        return unit.empty();
-    });
-    return unit.empty() ? "    " : unit;
-}
-
-// The runtime block in the file's line endings and indentation, without leading or
-// trailing blank lines. The block is written with 4-space indentation.
-std::string runtime_text(const std::string& stem, std::string_view eol, const std::string& indent) {
-    std::string_view src = runtime_source(stem);
-    while (!src.empty() && src.front() == '\n') src.remove_prefix(1);
-    while (!src.empty() && src.back() == '\n') src.remove_suffix(1);
-    std::string out;
-    bool line_start = true;
-    for (std::size_t i = 0; i < src.size(); ++i) {
-        if (src[i] == '\n') {
-            out += eol;
-            line_start = true;
-        } else if (line_start && src.substr(i).starts_with("    ")) {
-            out += indent;
-            i += 3;
-        } else {
-            line_start = false;
-            out += src[i];
-        }
-    }
-    return out;
-}
-
-edits::Edit runtime_edit(const analysis::SourceFile& file, const std::vector<std::string>& stems,
-                         const std::vector<edits::Edit>& accepted) {
-    const auto& source = file.tree.source();
-    const std::string& text = source.text();
-    const std::string eol(source.eol());
-    std::string block;
-    const std::string indent = indent_unit(file);
-    for (const auto& stem : stems) block += runtime_text(stem, eol, indent) + eol;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
-    for (const auto& e : accepted) spans.emplace_back(e.begin, std::max(e.end, e.begin + 1));
-    if (const auto place = runtime_module::runtime_place(file.tree.root(), spans)) {
-        return {*place, *place, block + eol + eol};
-    }
-    const bool ends_with_newline = !text.empty() && text.back() == '\n';
-    const auto end = static_cast<std::uint32_t>(text.size());
-    return {end, end, (ends_with_newline || text.empty() ? "" : eol) + eol + eol + block};
-}
-
-// The runtime block of `stem` the file holds, from its first marker line to the end of its
-// end marker line, when its text is not this version's: an edit that writes this version's
-// (in the file's line endings and indentation). nullopt when it is current or its end is
-// not found (a block edited by hand is left alone).
-std::optional<edits::Edit> stale_runtime_edit(const analysis::SourceFile& file, const std::string& stem) {
-    const auto& source = file.tree.source();
-    const std::string& text = source.text();
-    const std::string current = runtime_text(stem, source.eol(), indent_unit(file));
-    const std::string first = std::string(runtime::kMarker) + stem + " ";
-    const std::string last = "# --- end of graphmend runtime: " + stem + " ---";
-    std::size_t begin = std::string::npos;
-    for (std::size_t at = text.find(first); at != std::string::npos; at = text.find(first, at + 1)) {
-        if (at == 0 || text[at - 1] == '\n') {
-            begin = at;
-            break;
-        }
-    }
-    if (begin == std::string::npos) return std::nullopt;
-    const std::size_t end_at = text.find(last, begin);
-    if (end_at == std::string::npos) return std::nullopt;
-    const std::size_t end = end_at + last.size();
-    if (std::string_view(text).substr(begin, end - begin) == current) return std::nullopt;
-    return edits::Edit{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end), current};
-}
-
-// The Module form: `fixed` with the file's import of the runtime module naming every helper
-// it uses (added, or extended in place).
-std::string with_module_import(std::string fixed, const runtime_module::ImportForm& form, const std::string& indent,
-                               FileOutcome& out) {
-    const syntax::Tree tree = syntax::Tree::parse(fixed);
-    if (tree.error()) return fixed;  // reported by the caller
-    const auto edit = runtime_module::import_edit(tree, form, indent);
-    out.imports_runtime = edit.has_value() || runtime_module::imports_module(tree.root());
-    return edit ? edits::apply(fixed, {*edit}) : fixed;
-}
-
-// The project folder written the way the file's path was given: the path minus the file's
-// place inside the project ("tests/checkouts/alpha/modeling_alpha.py" -> "tests/checkouts/alpha").
-std::string project_as_given(const std::string& path, const std::string& project) {
-    namespace fs = std::filesystem;
-    const std::string inside =
-        fs::absolute(fs::path(path)).lexically_normal().lexically_relative(fs::path(project)).generic_string();
-    if (inside.empty() || inside.starts_with("..") || !path.ends_with(inside)) return project;
-    const std::string given = path.substr(0, path.size() - inside.size());
-    if (given.empty()) return ".";
-    return given.size() > 1 && given.back() == '/' ? given.substr(0, given.size() - 1) : given;
-}
-
-std::string location(const std::string& path, syntax::LineCol where) {
-    return fmt::format("{}:{}:{}", path, where.line, where.col);
-}
 
 // A site left out by the configuration or a comment.
 struct Suppressed {
@@ -229,7 +109,7 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
             const auto& fix = out.sites[s].fix;
             stays[s] = !fix || (fix->applicability == rules::Applicability::Unsafe && !unsafe_fixes);
         }
-        driver::refuse_lone_effects(ctx, out.sites, stays);
+        fix::refuse_lone_effects(ctx, out.sites, stays);
     }
 
     std::vector<edits::Edit> accepted;
@@ -292,23 +172,23 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     if (!form) {
         for (const auto& stem : runtime) {
             if (!file.index.runtime_blocks.contains(stem)) continue;
-            if (auto refresh = stale_runtime_edit(file, stem)) accepted.push_back(*refresh);
+            if (auto refresh = fix::stale_runtime_edit(file, stem)) accepted.push_back(*refresh);
         }
     }
     std::erase_if(runtime, [&](const std::string& stem) { return file.index.runtime_blocks.contains(stem); });
     if (!runtime.empty() && !form) {
-        accepted.push_back(runtime_edit(file, runtime, accepted));
+        accepted.push_back(fix::runtime_edit(file, runtime, accepted));
         out.runtime_edit = accepted.back();
     }
 
     out.fixed = edits::apply(file.tree.source().text(), accepted);
-    rewrite.emplace(Rewrite{form, form ? indent_unit(file) : std::string()});
+    rewrite.emplace(Rewrite{form, form ? fix::indent_unit(file) : std::string()});
 }
 
 // The rest of a rewrite (Rewrite): with `out.original` back, adds the Module form's import and
 // parses the rewritten text; one that does not parse leaves the file unchanged, an internal error.
 void finish(FileOutcome& out, const Rewrite& rewrite) {
-    if (rewrite.form) out.fixed = with_module_import(std::move(out.fixed), *rewrite.form, rewrite.indent, out);
+    if (rewrite.form) out.fixed = fix::with_module_import(std::move(out.fixed), *rewrite.form, rewrite.indent, out);
     const syntax::Tree reparsed = syntax::Tree::parse(out.fixed);
     if (const auto err = reparsed.error()) {
         out.error = fmt::format("{}: internal error: the rewritten file does not parse ({}:{}: {}); file left "
@@ -323,136 +203,16 @@ void finish(FileOutcome& out, const Rewrite& rewrite) {
 }
 
 
-// A text whose lines end in a lone CR (classic Mac; CPython reads it), all or some of them:
-// tree-sitter's grammar reads a `#` comment on to the next LF. Such a text is analysed and
-// fixed with LF for each lone CR (syntax::lf_for_lone_crs: CR and LF are one byte each, so
-// offsets are the same), and fix_files puts its CRs back (with_lone_crs): every byte outside
-// a rewritten span is as it was. A text with no LF at all gets CRs in its rewrites too.
-bool cr_only(std::string_view text) {
-    return text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos;
-}
+}  // namespace
 
-// The lines of `text`, each with its '\n' (the last may have none).
-std::vector<std::string> lines_with_ends(const std::string& text) {
-    std::vector<std::string> lines;
-    for (std::size_t start = 0; start < text.size();) {
-        const std::size_t nl = text.find('\n', start);
-        const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
-        lines.push_back(text.substr(start, end - start));
-        start = end;
-    }
-    return lines;
-}
+}  // namespace graphmend
 
-// `fixed`, a rewrite of `original` (both with LF for each lone CR), with a CR again at each
-// LF it kept from `original` at one of the offsets `crs` (sorted). The kept bytes are those
-// of the lines a line diff keeps, and, in a run of changed lines, those a byte diff of the
-// run keeps (line by line when the run keeps its line count; for a text over kByteDiffLimit
-// bytes, whose byte diff could take long, its common first and last bytes); a rewrite's own
-// line ends stay LF, except one right after a CR, which
-// is a CR too (a CR then an LF would be one line end, CRLF, where the rewrite had two).
-constexpr std::size_t kByteDiffLimit = 64 * 1024;
+namespace graphmend::fix {
 
-std::string with_lone_crs(const std::string& original, const std::string& fixed, const std::vector<std::uint32_t>& crs) {
-    const auto is_cr = [&](std::size_t offset) { return std::binary_search(crs.begin(), crs.end(), offset); };
-    std::string out;
-    out.reserve(fixed.size());
-    enum Kind : char { Kept, Added, Cr };  // per byte of `out`: Cr, a lone CR put back
-    std::vector<Kind> kinds;
-    kinds.reserve(fixed.size());
-    const auto put = [&](char c, Kind kind) {
-        out += c;
-        kinds.push_back(kind);
-    };
-    // One removed text and the text that replaced it, from `from` in `original`.
-    const auto merge = [&](const std::string& removed, const std::string& added, std::size_t from) {
-        if (removed.empty() || removed.size() + added.size() > kByteDiffLimit) {
-            std::size_t head = 0;
-            while (head < removed.size() && head < added.size() && removed[head] == added[head]) ++head;
-            std::size_t tail = 0;
-            while (tail < removed.size() - head && tail < added.size() - head &&
-                   removed[removed.size() - 1 - tail] == added[added.size() - 1 - tail]) {
-                ++tail;
-            }
-            for (std::size_t k = 0; k < added.size(); ++k) {
-                const bool kept = k < head || k >= added.size() - tail;
-                const std::size_t at = k < head ? k : removed.size() - (added.size() - k);
-                const bool kept_cr = kept && added[k] == '\n' && is_cr(from + at);
-                put(kept_cr ? '\r' : added[k], kept_cr ? Cr : kept ? Kept : Added);
-            }
-            return;
-        }
-        dtl::Diff<char, std::string> bytes(removed, added);
-        bytes.compose();
-        for (const auto& [c, info] : bytes.getSes().getSequence()) {
-            if (info.type == dtl::SES_DELETE) continue;
-            const bool kept = info.type == dtl::SES_COMMON;
-            const bool kept_cr = kept && c == '\n' && is_cr(from + static_cast<std::size_t>(info.beforeIdx - 1));
-            put(kept_cr ? '\r' : c, kept_cr ? Cr : kept ? Kept : Added);
-        }
-    };
-    std::size_t run_start = 0;  // the offset in `original` of the run of lines removed
-    std::vector<std::string> removed, added;
-    // A run of changed lines: line by line when it keeps its line count (graphmend's rewrites
-    // keep line numbers), else as one text.
-    const auto flush = [&] {
-        if (removed.size() == added.size()) {
-            for (std::size_t k = 0; k < removed.size(); ++k) {
-                merge(removed[k], added[k], run_start);
-                run_start += removed[k].size();
-            }
-        } else {
-            std::string gone, come;
-            for (const auto& line : removed) gone += line;
-            for (const auto& line : added) come += line;
-            if (gone.empty()) {
-                for (const char c : come) put(c, Added);
-            } else {
-                merge(gone, come, run_start);
-            }
-            run_start += gone.size();
-        }
-        removed.clear();
-        added.clear();
-    };
-    dtl::Diff<std::string> lines(lines_with_ends(original), lines_with_ends(fixed));
-    lines.compose();
-    for (const auto& [line, info] : lines.getSes().getSequence()) {
-        if (info.type == dtl::SES_DELETE) {
-            removed.push_back(line);
-        } else if (info.type == dtl::SES_ADD) {
-            added.push_back(line);
-        } else {
-            flush();
-            for (const char c : line) put(c, Kept);
-            if (line.back() == '\n' && is_cr(run_start + line.size() - 1)) {
-                out.back() = '\r';
-                kinds.back() = Cr;
-            }
-            run_start += line.size();
-        }
-    }
-    flush();
-    for (std::size_t i = 0; i + 1 < out.size(); ++i) {
-        if (kinds[i] != Cr || out[i + 1] != '\n') continue;
-        if (kinds[i + 1] == Added) {
-            out[i + 1] = '\r';
-            kinds[i + 1] = Cr;
-        } else {
-            out[i] = '\n';  // a kept LF after a kept CR whose text between was removed: one byte changes
-        }
-    }
-    return out;
-}
-
-// One pass of the pipeline over all files. Files whose `rules_on` entry is false, or with a
-// skip-file comment, are parsed and analysed (they are part of the project) but get no rules.
-// The first pass (empty `noqa`) finds each file's suppression comments; later passes, over
-// rewritten texts with the same line numbers, use the first pass's. `expected`, in a later
-// pass: per input read from disk, the file as the first pass read it; another is SourceChanged.
+// See pass.hpp.
 std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOptions& options,
                                   const std::vector<bool>* rules_on, std::vector<Suppressions>& noqa,
-                                  const std::vector<std::optional<analysis::DiskText>>* expected = nullptr) {
+                                  const std::vector<std::optional<analysis::DiskText>>* expected) {
     const std::size_t n = inputs.size();
     const bool first = noqa.empty();
     if (first) noqa.resize(n);
@@ -465,84 +225,8 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         if (options.progress) options.progress(stage, ++done, total);
     };
     parallel_for(n, options.threads, [&](std::size_t i) {
-        FileOutcome& out = outcomes[i];
-        out.path = inputs[i].path;
-        out.runtime = inputs[i].runtime;
-        std::string text;
-        if (inputs[i].from_disk) {
-            const analysis::DiskText* want = expected != nullptr && (*expected)[i] ? &*(*expected)[i] : nullptr;
-            try {
-                text = syntax::read_file(inputs[i].path);
-            } catch (const std::runtime_error& e) {
-                if (want) throw analysis::SourceChanged(e.what());
-                out.error = e.what();
-                out.error_kind = FileError::Read;
-                report("parsed", n);
-                return;
-            }
-            out.disk = analysis::DiskText::of(text);
-            if (want && !want->same_bytes(*out.disk)) {
-                throw analysis::SourceChanged(inputs[i].path + ": changed on disk while graphmend read it");
-            }
-        } else {
-            text = std::move(inputs[i].text);
-        }
-        const bool only_crs = cr_only(text);
-        if (text.find('\r') != std::string::npos) {
-            const std::string before = only_crs || !first ? std::string() : text;
-            if (syntax::lf_for_lone_crs(text) > 0) {
-                if (out.disk) out.disk->lone_crs = true;
-                out.cr_only = only_crs;
-                for (std::size_t k = 0; k < before.size(); ++k) {
-                    if (before[k] != text[k]) out.lone_crs.push_back(static_cast<std::uint32_t>(k));
-                }
-            }
-        }
-        analysis::ModulePlace place = analysis::place_module(inputs[i].path);
-        out.project = project_as_given(inputs[i].path, place.project);
-        syntax::Tree tree = syntax::Tree::parse(std::move(text));
-        const std::string& source = tree.source().text();
-        if (const auto err = tree.error()) {
-            out.original = source;
-            out.error = fmt::format("{}: {}; file left unchanged", location(inputs[i].path, err->where), err->message);
-            out.error_at = err->where;
-            report("parsed", n);
-            return;
-        }
-        if (first) {
-            noqa[i] = find_suppressions(tree, inputs[i].path);
-            out.warnings = noqa[i].warnings;
-            out.skip_rules = out.skip_rules || noqa[i].skip_file;
-        }
-        auto index = analysis::index_module(tree.root());
-        std::vector<std::uint32_t> words = analysis::word_hashes(source);
-        if (options.keep_trees) {
-            out.original = source;
-            parsed[i].emplace(analysis::SourceFile{inputs[i].path, std::move(place.module_name), place.is_package_init,
-                                                   std::move(tree), std::move(index), std::move(place.project),
-                                                   place.isolated});
-            parsed[i]->words = std::move(words);
-            report("parsed", n);
-            return;
-        }
-        // The tree is dropped at once and the file kept as its index, words and text, or where
-        // its text is on disk (pruned): the project loads again the trees its analysis reads
-        // (analysis::Project's constructor). One copy of each held text while the analysis
-        // runs: it comes back to `original` after the rules. `fixed` is set by fix_one when
-        // the file is rewritten, else to `original` at the end.
-        index.forget_nodes();
-        analysis::SourceFile file{inputs[i].path, std::move(place.module_name), place.is_package_init,
-                                  syntax::Tree::parse(std::string()), std::move(index), std::move(place.project),
-                                  place.isolated};
-        file.pruned = true;
-        if (out.disk) {
-            file.on_disk = out.disk;
-        } else {
-            file.text = source;
-        }
-        file.words = std::move(words);
-        tree = syntax::Tree::parse(std::string());  // the tree freed before the next file is read
-        parsed[i].emplace(std::move(file));
+        const analysis::DiskText* want = expected != nullptr && (*expected)[i] ? &*(*expected)[i] : nullptr;
+        parsed[i] = fix::parse_input(inputs[i], outcomes[i], first ? &noqa[i] : nullptr, want, options.keep_trees);
         report("parsed", n);
     });
     // 2. The project-wide analysis, on this thread, in input order, over the trees of the
@@ -596,68 +280,9 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
     return outcomes;
 }
 
-// Takes the sites a later pass fixed into the outcome of the passes before: a site the
-// earlier pass refused on the same line, by the same rule, becomes fixed; a site found
-// only now is added. Rewrites keep line counts, so lines match the original file's.
-void merge_pass(FileOutcome& out, FileOutcome&& later) {
-    out.fixed = std::move(later.fixed);
-    out.imports_runtime = out.imports_runtime || later.imports_runtime;
-    for (std::size_t s = 0; s < later.sites.size(); ++s) {
-        if (!later.applied[s]) continue;
-        rules::Site& site = later.sites[s];
-        bool merged = false;
-        for (std::size_t j = 0; j < out.sites.size() && !merged; ++j) {
-            rules::Site& old = out.sites[j];
-            if (out.applied[j] || old.code != site.code || old.where.line != site.where.line) continue;
-            old.fix = std::move(site.fix);
-            old.detail = site.detail;
-            old.reason.clear();
-            old.graph_break = site.graph_break;
-            out.applied[j] = true;
-            out.origin[j] = SiteOrigin::FixedLater;
-            merged = true;
-        }
-        // A site kept as written inside another rewrite that moved it to another line (an
-        // early return's rest, taken into the select's lambda): the refusal with its text.
-        for (std::size_t j = 0; j < out.sites.size() && !merged; ++j) {
-            rules::Site& old = out.sites[j];
-            if (out.applied[j] || !old.retry || old.code != site.code || old.what != site.what) continue;
-            old.fix = std::move(site.fix);
-            old.detail = site.detail;
-            old.reason.clear();
-            old.retry = false;
-            old.graph_break = site.graph_break;
-            out.applied[j] = true;
-            out.origin[j] = SiteOrigin::FixedLater;
-            merged = true;
-        }
-        if (!merged) {
-            out.sites.push_back(std::move(site));
-            out.applied.push_back(true);
-            out.origin.push_back(SiteOrigin::FoundLater);
-        }
-    }
-    std::vector<std::size_t> order(out.sites.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const auto& x = out.sites[a].where;
-        const auto& y = out.sites[b].where;
-        return x.line != y.line ? x.line < y.line : x.col < y.col;
-    });
-    std::vector<rules::Site> sites;
-    std::vector<bool> applied;
-    std::vector<SiteOrigin> origin;
-    for (std::size_t i : order) {
-        sites.push_back(std::move(out.sites[i]));
-        applied.push_back(out.applied[i]);
-        origin.push_back(out.origin[i]);
-    }
-    out.sites = std::move(sites);
-    out.applied = std::move(applied);
-    out.origin = std::move(origin);
-}
+}  // namespace graphmend::fix
 
-}  // namespace
+namespace graphmend {
 
 TextLines TextLines::of(std::string_view text) {
     // A line ends at LF, and at a lone CR (not followed by LF), as CPython and fix_files read it.
@@ -711,124 +336,6 @@ std::vector<std::vector<std::size_t>> independent_groups(const std::vector<std::
     if (split) return groups;
     if (all.empty()) return {};
     return {all};
-}
-
-namespace {
-
-// fix_files's passes over the inputs; throws SourceChanged when an input read from disk is
-// found changed when it is read again.
-std::vector<FileOutcome> fix_all(std::vector<InputFile> inputs, const FixOptions& options) {
-    std::vector<std::shared_ptr<const FileSettings>> settings;
-    for (const InputFile& in : inputs) settings.push_back(in.settings);
-    std::vector<Suppressions> noqa;
-    std::vector<analysis::ModulePlace> places;
-    for (const InputFile& in : inputs) places.push_back(analysis::place_module(in.path));
-    std::vector<FileOutcome> outcomes = run_pass(std::move(inputs), options, nullptr, noqa);
-    // ruff's fixed-point loop: a file that a pass rewrote and that still has refused sites
-    // is run again over its rewritten text (a site refused because of another site inside
-    // it, a nested `if`, can be fixed once that one is), until no pass fixes more.
-    for (int pass = 1; pass < kMaxPasses; ++pass) {
-        std::vector<bool> again(outcomes.size(), false);
-        bool any = false;
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            const FileOutcome& o = outcomes[i];
-            if (o.error || !o.changed()) continue;
-            for (std::size_t s = 0; s < o.sites.size(); ++s) {
-                if (!o.applied[s] && o.sites[s].retry) again[i] = true;
-            }
-            any = any || again[i];
-        }
-        if (!any) break;
-        // The pass runs over the files its analysis can depend on: every package file (any
-        // project may import a package) and the files of the folder projects with a file to
-        // run again (a folder project is visible only to itself). A batch of checkouts then
-        // re-analyses only the checkouts that need it, as their separate runs would.
-        std::set<std::string> again_projects;
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (again[i]) again_projects.insert(places[i].project);
-        }
-        std::vector<std::size_t> subset;
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (outcomes[i].error_kind == FileError::Read && outcomes[i].error) continue;
-            if (!places[i].isolated || again_projects.contains(places[i].project)) subset.push_back(i);
-        }
-        std::vector<InputFile> next;
-        std::vector<bool> sub_again;
-        std::vector<Suppressions> sub_noqa;
-        std::vector<std::optional<analysis::DiskText>> expected;
-        for (std::size_t i : subset) {
-            const FileOutcome& o = outcomes[i];
-            if (o.texts_on_disk) {
-                next.push_back({o.path, std::string(), settings[i], o.runtime, true});
-                expected.push_back(o.disk);
-            } else {
-                next.push_back({o.path, o.fixed, settings[i], o.runtime});
-                expected.emplace_back();
-            }
-            sub_again.push_back(again[i]);
-            sub_noqa.push_back(noqa[i]);
-        }
-        std::vector<FileOutcome> more = run_pass(std::move(next), options, &sub_again, sub_noqa, &expected);
-        bool progress = false;
-        for (std::size_t k = 0; k < subset.size(); ++k) {
-            const std::size_t i = subset[k];
-            if (!again[i] || more[k].error || !more[k].changed()) continue;
-            merge_pass(outcomes[i], std::move(more[k]));
-            progress = true;
-        }
-        if (!progress) break;
-    }
-    // A lone-CR file's texts, and the edits a report shows, in its own line endings. A file
-    // with some lone CRs gets them back where its bytes were kept; its rewrites' lines end in LF.
-    const auto to_cr = [](std::string& text) { std::replace(text.begin(), text.end(), '\n', '\r'); };
-    for (FileOutcome& o : outcomes) {
-        if (!o.lone_crs.empty() && !o.original.empty()) {
-            std::string original = o.original;
-            for (const std::uint32_t k : o.lone_crs) original[k] = '\r';
-            o.fixed = o.fixed == o.original ? original : with_lone_crs(o.original, o.fixed, o.lone_crs);
-            o.original = std::move(original);
-        }
-        o.lone_crs = {};
-        if (!o.cr_only) continue;
-        to_cr(o.fixed);
-        to_cr(o.original);
-        if (o.runtime_edit) to_cr(o.runtime_edit->text);
-        for (rules::Site& site : o.sites) {
-            if (!site.fix) continue;
-            for (edits::Edit& e : site.fix->edits) to_cr(e.text);
-        }
-    }
-    return outcomes;
-}
-
-}  // namespace
-
-std::vector<FileOutcome> fix_files(std::vector<InputFile> inputs, const FixOptions& options) {
-    const bool all_on_disk =
-        std::all_of(inputs.begin(), inputs.end(), [](const InputFile& in) { return in.from_disk; });
-    std::vector<InputFile> again;  // a second run's inputs: paths only
-    if (all_on_disk) again = inputs;
-    std::vector<std::string> paths;
-    for (const InputFile& in : inputs) paths.push_back(in.path);
-    std::string changed;
-    // A file that changes on disk while the inputs are fixed: they are fixed again from the
-    // start, from what is on disk then; inputs held in memory cannot be.
-    for (int attempt = 0; attempt < (all_on_disk ? 2 : 1); ++attempt) {
-        try {
-            return fix_all(attempt == 0 ? std::move(inputs) : again, options);
-        } catch (const analysis::SourceChanged& e) {
-            changed = e.what();
-        }
-    }
-    std::vector<FileOutcome> outcomes(paths.size());
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        FileOutcome& o = outcomes[i];
-        o.path = paths[i];
-        o.project = project_as_given(o.path, analysis::place_module(o.path).project);
-        o.error = fmt::format("{}: left as it was: {}", o.path, changed);
-        o.error_kind = FileError::Read;
-    }
-    return outcomes;
 }
 
 }  // namespace graphmend

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-namespace graphmend::driver {
+namespace graphmend::fix {
 
 using syntax::Node;
 
@@ -218,4 +218,4 @@ void refuse_lone_effects(const rules::Context& ctx, std::vector<rules::Site>& si
     }
 }
 
-}  // namespace graphmend::driver
+}  // namespace graphmend::fix

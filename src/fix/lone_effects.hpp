@@ -5,7 +5,7 @@
 
 #include "graphmend/rule.hpp"
 
-namespace graphmend::driver {
+namespace graphmend::fix {
 
 /// Refuses each fix of `sites` that leaves an effect op alone (rules::Fix::effect_only) where it
 /// would sit between two graph breaks that stay with no tensor op between them: Dynamo would make
@@ -23,4 +23,4 @@ namespace graphmend::driver {
 /// segment reaches into callers the file does not show.
 void refuse_lone_effects(const rules::Context& ctx, std::vector<rules::Site>& sites, const std::vector<bool>& stays);
 
-}  // namespace graphmend::driver
+}  // namespace graphmend::fix
