@@ -107,7 +107,7 @@ def test_python_m_graphmend_runs_the_binary(installed):
     page = run([python, "-m", "graphmend", "rule", "GM101"], bin_dir)
     assert page.returncode == 0, page.stderr
     assert page.stdout == (REPO / "docs" / "rules" / "GM101.md").read_text()
-    unknown = run([python, "-m", "graphmend", "rule", "GM999"], bin_dir)
+    unknown = run([python, "-m", "graphmend", "rule", "GM000"], bin_dir)
     assert unknown.returncode == 2, "the exit code passes through"
     assert "GM101" in unknown.stderr
 
