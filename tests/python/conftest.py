@@ -5,6 +5,7 @@ every harness run happens in fresh subprocesses of that same interpreter.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,24 @@ def load_runtime_block(stem, module, env_var, mode):
         else:
             os.environ[env_var] = old
     return scope
+
+
+def git(*args, cwd):
+    """`git ARGS` in cwd (with a committer set); its stdout. Fails on an error."""
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                          cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def clean_copy(dst):
+    """The tracked and not-ignored files of the working tree, copied to dst and committed there."""
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO).split("\0")
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file() and not src.is_symlink():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    for absent in (".deps", "build", ".venv"):
+        assert not (dst / absent).exists(), absent
+    git("init", "-q", cwd=dst)
+    git("add", "-A", cwd=dst)
+    git("commit", "-q", "-m", "snapshot", cwd=dst)

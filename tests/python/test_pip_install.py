@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, clean_copy, git
 
 VERSION = re.search(r"project\(graphmend\s+VERSION\s+([0-9.]+)", (REPO / "CMakeLists.txt").read_text()).group(1)
 
@@ -22,26 +22,6 @@ class Model(torch.nn.Module):
         print("shape", x.shape)
         return x + 1
 '''
-
-
-def git(*args, cwd):
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                          cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
-def clean_copy(dst):
-    """The tracked and not-ignored files of the working tree, copied to dst and committed there."""
-    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO).split("\0")
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if src.is_file() and not src.is_symlink():
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst / rel)
-    for absent in (".deps", "build", ".venv"):
-        assert not (dst / absent).exists(), absent
-    git("init", "-q", cwd=dst)
-    git("add", "-A", cwd=dst)
-    git("commit", "-q", "-m", "snapshot", cwd=dst)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +87,7 @@ def test_python_m_graphmend_runs_the_binary(installed):
     page = run([python, "-m", "graphmend", "rule", "GM101"], bin_dir)
     assert page.returncode == 0, page.stderr
     assert page.stdout == (REPO / "docs" / "rules" / "GM101.md").read_text()
-    unknown = run([python, "-m", "graphmend", "rule", "GM999"], bin_dir)
+    unknown = run([python, "-m", "graphmend", "rule", "GM000"], bin_dir)
     assert unknown.returncode == 2, "the exit code passes through"
     assert "GM101" in unknown.stderr
 

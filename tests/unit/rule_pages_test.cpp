@@ -77,7 +77,7 @@ TEST(RulePages, EveryPageIsARegisteredRule) {
 }
 
 TEST(RulePages, UnknownRulesHaveNoPage) {
-    EXPECT_FALSE(rule_page("GM999").has_value());
+    EXPECT_FALSE(rule_page("GM000").has_value());
     EXPECT_FALSE(rule_page("").has_value());
     EXPECT_FALSE(rule_page("gm101").has_value());
 }
@@ -104,9 +104,9 @@ TEST(RuleCommand, AllPrintsEveryPageInRegistryOrder) {
 }
 
 TEST(RuleCommand, UnknownRuleIsAUsageErrorListingTheCodes) {
-    const CliResult unknown = run_graphmend("rule GM999 2>&1");
+    const CliResult unknown = run_graphmend("rule GM000 2>&1");
     EXPECT_EQ(unknown.status, 2);
-    EXPECT_NE(unknown.out.find("unknown rule 'GM999'"), std::string::npos) << unknown.out;
+    EXPECT_NE(unknown.out.find("unknown rule 'GM000'"), std::string::npos) << unknown.out;
     for (const auto& rule : graphmend::rules::registry()) {
         EXPECT_NE(unknown.out.find(std::string(rule->info().code)), std::string::npos) << unknown.out;
     }
