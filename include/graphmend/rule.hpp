@@ -2,8 +2,12 @@
 // scope, and for each site either attaches a fix (edits plus an applicability) or
 // refuses it with a reason a user can act on. Every site is reported.
 //
-// Adding a rule: one file under src/rules/, one golden-test folder under
-// tests/fixtures/<rule name>/, one line in src/rules/registry.cpp.
+// Adding a rule: `scripts/add_rule.py CODE NAME` makes its folder src/rules/<code>_<name>/,
+// its golden-test folder tests/fixtures/<name>/, its page docs/rules/<CODE>.md and its one
+// line in src/rules/registry.def. A rule asks the knowledge layer (knowledge.hpp) and the
+// analysis (analysis.hpp, values.hpp); it never runs another rule's matcher: it asks the
+// file's claims (Claims) what other rules own, and declares in its Policy how its sites weigh
+// on other rules' fixes.
 #pragma once
 
 #include <memory>
