@@ -112,8 +112,8 @@ Emptiness emptiness_test(const Node& test, const std::set<std::string>& index) {
         }
         for (const Node& o : ops) {
             if (o.named()) continue;
-            if (o.type() == "==") return Emptiness::Empty;
-            if (o.type() == ">" || o.type() == "!=") return Emptiness::NonEmpty;
+            if (o.is("==")) return Emptiness::Empty;
+            if (o.is(">") || o.is("!=")) return Emptiness::NonEmpty;
         }
     }
     return Emptiness::None;

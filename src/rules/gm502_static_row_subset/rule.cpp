@@ -47,7 +47,7 @@ std::string text(const Node& n) { return std::string(n.text()); }
 std::string slice_text(const Node& s) {
     std::vector<std::string> fields{"None"};
     for (const Node& c : s.children()) {
-        if (c.type() == ":") {
+        if (c.is(":")) {
             fields.emplace_back("None");
         } else if (c.named() && !c.is("comment")) {
             fields.back() = text(c);

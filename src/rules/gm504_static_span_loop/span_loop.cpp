@@ -138,9 +138,9 @@ struct Matcher {
             return a.empty() ? "" : fmt::format("~({})", a);
         }
         if (n.is("comparison_operator") && n.named_children().size() == 2 && n.child_count() == 3) {
-            const std::string_view op = n.child(1).type();
+            const Node op = n.child(1);
             bool mentions = false;  // a tensor comparison, so `&`, `|` and `~` act on bools
-            if ((op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") &&
+            if ((op.is("==") || op.is("!=") || op.is("<") || op.is("<=") || op.is(">") || op.is(">=")) &&
                 operand(n.named_children()[0], mentions) && operand(n.named_children()[1], mentions) && mentions) {
                 return text(n);
             }

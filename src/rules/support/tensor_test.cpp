@@ -25,8 +25,8 @@ const std::set<std::string_view> kDataReads{
 bool identity_test(const Node& comparison) {
     bool only_is = true;
     for (const Node& c : comparison.children()) {
-        if (!c.named() && c.type() != "is" && c.type() != "not" && c.type() != "is not" && c.type() != "(" &&
-            c.type() != ")") {
+        if (!c.named() && !c.is("is") && !c.is("not") && !c.is("is not") && !c.is("(") &&
+            !c.is(")")) {
             only_is = false;
         }
     }
