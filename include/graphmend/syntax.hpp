@@ -181,6 +181,10 @@ private:
     std::uint32_t index_ = NodeTable::kNone;
 };
 
+/// The node's source text as a string of its own (a copy of node.text(): UTF-8 bytes as in the
+/// file; "" for an absent node). Called unqualified, `text(node)`, it is found by the argument.
+inline std::string text(const Node& node) { return std::string(node.text()); }
+
 /// The first syntax error of a tree: where, and what was found there.
 struct SyntaxError {
     LineCol where;

@@ -21,8 +21,6 @@ constexpr int kMaxDepth = 24;
 constexpr int kReachingHop = 4;  // the depth one reaching assignment costs: at most 6 hops
 constexpr std::size_t kMaxItems = 8;
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // Methods whose result reads tensor values; on a receiver of unknown kind they still
 // mark a tensor (`self.fc(x).abs().max()`), as the spelling-based analysis did.
 const std::set<std::string_view> kReductions{

@@ -44,8 +44,6 @@ const RuleInfo kInfo{"GM202", "compile-skipped-default",
 
 constexpr int kMaxDepth = 3;
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 std::string last_part(std::string_view dotted) {
     const auto dot = dotted.rfind('.');
     return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));

@@ -31,8 +31,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 // The statements of a block, without comments.
 std::vector<Node> statements(const Node& block) {

@@ -34,8 +34,6 @@ using body::statements;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // `T.cpu().numpy()`, `T.numpy()`, `T.tolist()`, `T.cpu().tolist()` (no arguments): T, or invalid.
 Node readout_tensor(const Node& e) {
     const Node call = syntax::without_parens(e);

@@ -40,8 +40,6 @@ namespace {
 
 const RuleInfo kInfo{"GM502", "static-row-subset", "rows picked by an index list processed all at once"};
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 // `a:b:c` as `slice(a, b, c)`.
 std::string slice_text(const Node& s) {

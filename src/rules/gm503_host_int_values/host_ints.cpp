@@ -38,7 +38,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
 std::uint32_t line_of(const Node& n) { return n.position().line; }
 
 // Torch factories whose positional arguments are sizes (or a range's bounds and steps).

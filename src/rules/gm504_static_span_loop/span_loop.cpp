@@ -46,8 +46,6 @@ using body::statements;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // The text without blanks (spaces, tabs, line breaks): `prev + 1` and `prev+1` compare equal.
 std::string squeezed(std::string_view t) {
     std::string out;

@@ -15,8 +15,6 @@ namespace graphmend::rules::layout {
 using syntax::Node;
 using Rank = RowFlow::Rank;
 
-inline std::string text(const Node& n) { return std::string(n.text()); }
-
 inline Rank exact(int n) { return {n, true}; }
 
 

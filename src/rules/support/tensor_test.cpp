@@ -13,8 +13,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // Calls in a test that read tensor values.
 const std::set<std::string_view> kDataReads{
     "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
