@@ -185,6 +185,19 @@ private:
 /// file; "" for an absent node). Called unqualified, `text(node)`, it is found by the argument.
 inline std::string text(const Node& node) { return std::string(node.text()); }
 
+/// The value of a Python integer literal, from its text (an `integer` node's): decimal ("10",
+/// "1_000", "00"), hexadecimal ("0x10"), octal ("0o17") or binary ("0b101"), with a prefix and
+/// hex digits in either case and a `_` between digits or right after the prefix, as Python 3
+/// reads them. nullopt, never an exception, for any other text: a sign or blanks, a float, the
+/// grammar's imaginary `10j` and Python 2 `10L` (it reads both as `integer`), a decimal with a
+/// leading zero ("010", which Python 3 refuses), a misplaced `_`, or a value past INT64_MAX.
+std::optional<std::int64_t> parse_int(std::string_view literal);
+
+/// The value of `node` when it is an integer literal (parse_int), in parentheses or not, negated
+/// by unary `-` any number of times (`-1`, `(-0x10)`, `-(2)`): down to INT64_MIN. nullopt for
+/// any other node (`+1`, `~1`, `1 + 1`, a name, an absent node) and where parse_int gives none.
+std::optional<std::int64_t> int_value(const Node& node);
+
 /// The first syntax error of a tree: where, and what was found there.
 struct SyntaxError {
     LineCol where;

@@ -1077,17 +1077,10 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
             const Node idx = e.field("subscript");
             return Value::of(idx && idx.is("slice") ? kSize : kNumber);
         }
-        const Node idx = e.field("subscript");
-        const bool negative = idx && idx.is("unary_operator") && idx.field("operator").text() == "-" &&
-                              idx.field("argument").is("integer");
-        if (!base.items.empty() && idx && (idx.is("integer") || negative)) {
-            const std::string digits = text(negative ? idx.field("argument") : idx);
-            if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
-                return join_items(base.items);  // 0x1, 1_0, a huge index: not read here
-            }
-            const long i = negative ? -std::stol(digits) : std::stol(digits);
-            const long n = static_cast<long>(base.items.size());
-            if (i >= -n && i < n) return base.items[static_cast<std::size_t>(i < 0 ? i + n : i)];
+        const auto i = syntax::int_value(e.field("subscript"));
+        if (!base.items.empty() && i) {
+            const auto n = static_cast<std::int64_t>(base.items.size());
+            if (*i >= -n && *i < n) return base.items[static_cast<std::size_t>(*i < 0 ? *i + n : *i)];
         }
         if (!base.items.empty()) return join_items(base.items);
         return Value::of(kUnknown, base.data);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <tree_sitter/api.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "graphmend/syntax.hpp"
@@ -68,6 +70,62 @@ TEST(GrammarNames, AFieldIsFoundByItsName) {
     EXPECT_EQ(call.field("function").field_name(), "function");
     EXPECT_FALSE(call.field("arguments").in_field("function"));
     EXPECT_FALSE(call.field("body").valid());
+}
+
+TEST(Syntax, TextIsTheNodesSourceAsAString) {
+    const auto tree = syntax::Tree::parse("x = f(a)  # c\n");
+    const syntax::Node call = tree.root().named_children().at(0).named_children().at(0).field("right");
+    EXPECT_EQ(text(call), "f(a)");
+    EXPECT_EQ(syntax::text(syntax::Node()), "");
+}
+
+// One reader of integer literals (issue 29): the old ones read `0x10` as 0 (std::stoi) or
+// refused hex, octal, binary and `_` outright.
+TEST(IntLiterals, TextIsReadAsPython3ReadsIt) {
+    EXPECT_EQ(syntax::parse_int("0"), 0);
+    EXPECT_EQ(syntax::parse_int("00"), 0);
+    EXPECT_EQ(syntax::parse_int("0_0"), 0);
+    EXPECT_EQ(syntax::parse_int("42"), 42);
+    EXPECT_EQ(syntax::parse_int("1_000_000"), 1000000);
+    EXPECT_EQ(syntax::parse_int("0x10"), 16);
+    EXPECT_EQ(syntax::parse_int("0XfF"), 255);
+    EXPECT_EQ(syntax::parse_int("0x_1f"), 31);
+    EXPECT_EQ(syntax::parse_int("0o17"), 15);
+    EXPECT_EQ(syntax::parse_int("0O7_7"), 63);
+    EXPECT_EQ(syntax::parse_int("0b101"), 5);
+    EXPECT_EQ(syntax::parse_int("0B_1_0"), 2);
+    EXPECT_EQ(syntax::parse_int("9223372036854775807"), INT64_MAX);
+    EXPECT_EQ(syntax::parse_int("0x7fff_ffff_ffff_ffff"), INT64_MAX);
+    // Not Python 3 integers, or past int64: nullopt, no exception.
+    for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1.0", "1e3", "10j", "10L", "010", "0_1", "_1", "1_",
+                            "1__0", "0x", "0x_", "0x__1", "0x1_", "0xg", "0o8", "0b2", "0b", "x10",
+                            "9223372036854775808", "18446744073709551616", "0x1_0000_0000_0000_0000",
+                            "99999999999999999999999999"}) {
+        EXPECT_EQ(syntax::parse_int(bad), std::nullopt) << bad;
+    }
+}
+
+TEST(IntLiterals, ANodeIsReadThroughParenthesesAndMinus) {
+    const auto value = [](const std::string& expr) {
+        const auto tree = syntax::Tree::parse("x = " + expr + "\n");
+        return syntax::int_value(tree.root().named_children().at(0).named_children().at(0).field("right"));
+    };
+    EXPECT_EQ(value("7"), 7);
+    EXPECT_EQ(value("-7"), -7);
+    EXPECT_EQ(value("- 0x10"), -16);
+    EXPECT_EQ(value("(-0b11)"), -3);
+    EXPECT_EQ(value("-(2)"), -2);
+    EXPECT_EQ(value("--5"), 5);
+    EXPECT_EQ(value("-(-(0o10))"), 8);
+    EXPECT_EQ(value("-9223372036854775808"), INT64_MIN);
+    EXPECT_EQ(value("9223372036854775808"), std::nullopt);
+    EXPECT_EQ(value("-9223372036854775809"), std::nullopt);
+    EXPECT_EQ(value("--9223372036854775808"), std::nullopt);
+    EXPECT_EQ(value(std::string(5000, '-') + "1"), 1);  // no recursion
+    for (const char* other : {"+1", "~1", "1 + 1", "n", "1.5", "2j", "-2j", "True", "'1'"}) {
+        EXPECT_EQ(value(other), std::nullopt) << other;
+    }
+    EXPECT_EQ(syntax::int_value(syntax::Node()), std::nullopt);
 }
 
 }  // namespace

@@ -189,13 +189,8 @@ struct Matcher {
             v = text(r);
         } else if (digits.is("integer")) {
             v = squeezed(r.text());
-            long long n = 0;
-            try {
-                n = std::stoll(v, nullptr, 0);
-            } catch (...) {
-                n = 1000;
-            }
-            if (v.find_first_not_of("-0123456789") != std::string::npos || n < -128 || n > 127) {
+            const auto n = syntax::int_value(r);
+            if (v.find_first_not_of("-0123456789") != std::string::npos || !n || *n < -128 || *n > 127) {
                 return fail(a, fmt::format("the value written into `{}` is an int outside -128..127 (or not decimal)",
                                            x));
             }
