@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "graphmend/grammar_names.hpp"
 
 namespace graphmend::syntax {
 
@@ -47,6 +49,57 @@ private:
     std::uint64_t serial_ = 0;
 };
 
+// Called only where a name is not the grammar's: not constexpr, so the name's TypeName or
+// FieldName fails to compile, with this function's name in the error.
+void not_a_node_type_of_tree_sitter_python(std::string_view name);
+void not_a_field_of_tree_sitter_python(std::string_view name);
+
+/// A node type of the tree-sitter-python grammar, by name: a string literal checked when the
+/// program compiles (a name no node can have, such as a misspelling, a hidden rule or a
+/// supertype like "expression", is a compile error). Both a named node's type ("identifier") and
+/// an anonymous token's ("==", "is not") are names; so is "ERROR".
+class TypeName {
+public:
+    consteval TypeName(const char* name) : index_(find(name)) {}  // implicit: `n.is("call")`
+    [[nodiscard]] constexpr std::string_view name() const { return grammar::kTypeNames[index_]; }
+    /// Its index in grammar::kTypeNames: the type a NodeTable entry holds.
+    [[nodiscard]] constexpr std::uint16_t index() const { return index_; }
+
+private:
+    static consteval std::uint16_t find(std::string_view name) {
+        for (std::size_t i = 0; i < std::size(grammar::kTypeNames); ++i) {
+            if (grammar::kTypeNames[i] == name && grammar::kTypeVisible[i]) return static_cast<std::uint16_t>(i);
+        }
+        not_a_node_type_of_tree_sitter_python(name);
+        return 0;
+    }
+    std::uint16_t index_;
+};
+
+/// A field of the tree-sitter-python grammar ("function", "arguments"), by name: a string literal
+/// checked when the program compiles, as TypeName's.
+class FieldName {
+public:
+    consteval FieldName(const char* name) : id_(find(name)) {}  // implicit: `n.field("body")`
+    /// The field of the grammar's field id `id` (1 up to the grammar's field count, as
+    /// ts_language_field_count tells), unchecked: for a walk over every field.
+    static constexpr FieldName of_id(std::uint16_t id) { return FieldName(id, 0); }
+    [[nodiscard]] constexpr std::string_view name() const { return grammar::kFieldNames[id_]; }
+    /// tree-sitter's field id (TSFieldId): 1 and up.
+    [[nodiscard]] constexpr std::uint16_t id() const { return id_; }
+
+private:
+    constexpr FieldName(std::uint16_t id, int /*unchecked*/) : id_(id) {}
+    static consteval std::uint16_t find(std::string_view name) {
+        for (std::size_t i = 1; i < std::size(grammar::kFieldNames); ++i) {
+            if (grammar::kFieldNames[i] == name) return static_cast<std::uint16_t>(i);
+        }
+        not_a_field_of_tree_sitter_python(name);
+        return 0;
+    }
+    std::uint16_t id_;
+};
+
 /// The nodes of one parse, held compactly (20 bytes a node, against about 110 in
 /// tree-sitter's own tree, whose parse is dropped once copied): tree-sitter's visible nodes, in
 /// source order (preorder), each with its parent and the end of its subtree, so a parent, a
@@ -57,7 +110,9 @@ struct NodeTable {
         std::uint32_t end = 0;
         std::uint32_t parent = 0;       // kNone for the root
         std::uint32_t subtree_end = 0;  // one past the last node of this node's subtree
-        std::uint16_t symbol = 0;       // ts_node_symbol: the node's type, aliases applied
+        /// The node's type (ts_node_symbol, aliases applied), as its name's index in
+        /// grammar::kTypeNames: nodes of one name have one type, as their names compare.
+        std::uint16_t type = 0;
         /// The field it is in its parent (0: none), as a tree cursor reads it, in the low 15
         /// bits (the grammar has about 30 fields); the top bit: the node is named.
         std::uint16_t field_named = 0;
@@ -81,17 +136,11 @@ public:
 
     [[nodiscard]] bool valid() const { return table_ != nullptr && index_ != NodeTable::kNone; }
     explicit operator bool() const { return valid(); }
-    [[nodiscard]] std::string_view type() const { return valid() ? type_name() : std::string_view(); }
-    /// True when the node has this type (compared without measuring the type's name first).
-    [[nodiscard]] bool is(std::string_view type) const {
-        if (!valid()) return false;
-        // strncmp stops at the end of the shorter name (memcmp would read past a short one:
-        // ASan, global-buffer-overflow).
-        // The first byte rejects most types without a call (this is the analysis's hottest test).
-        const char* t = type_name();
-        if (type.empty()) return t[0] == '\0';
-        return t[0] == type[0] && std::strncmp(t, type.data(), type.size()) == 0 && t[type.size()] == '\0';
+    [[nodiscard]] std::string_view type() const {
+        return valid() ? grammar::kTypeNames[entry().type] : std::string_view();
     }
+    /// True when the node has this type (`n.is("call")`): type() == type.name(), one compare.
+    [[nodiscard]] bool is(TypeName type) const { return valid() && entry().type == type.index(); }
     [[nodiscard]] bool named() const { return valid() && entry().named(); }
     [[nodiscard]] std::uint32_t begin() const { return valid() ? entry().begin : 0; }
     [[nodiscard]] std::uint32_t end() const { return valid() ? entry().end : 0; }
@@ -111,9 +160,11 @@ public:
     /// The first child in the field `name` (ts_node_child_by_field_name), with one difference:
     /// a field that tree-sitter also finds on a grandchild, through an alias that makes a hidden
     /// rule visible, is only the child's (a match_statement's `alternative`s are its block's).
-    [[nodiscard]] Node field(std::string_view name) const;
+    [[nodiscard]] Node field(FieldName name) const;
     /// The name of the field this node is in its parent, or "" (ts_node_field_name_for_child).
     [[nodiscard]] std::string_view field_name() const;
+    /// True when this node is in the field `name` of its parent (field_name() == name.name()).
+    [[nodiscard]] bool in_field(FieldName name) const { return valid() && entry().field() == name.id(); }
     [[nodiscard]] std::uint32_t child_count() const;
     [[nodiscard]] Node child(std::uint32_t i) const;
     [[nodiscard]] std::vector<Node> children() const;
@@ -126,10 +177,26 @@ public:
 private:
     [[nodiscard]] const NodeTable::Entry& entry() const { return table_->nodes[index_]; }
     [[nodiscard]] Node absent() const { return {table_, NodeTable::kNone}; }
-    [[nodiscard]] const char* type_name() const;
     const NodeTable* table_ = nullptr;
     std::uint32_t index_ = NodeTable::kNone;
 };
+
+/// The node's source text as a string of its own (a copy of node.text(): UTF-8 bytes as in the
+/// file; "" for an absent node). Called unqualified, `text(node)`, it is found by the argument.
+inline std::string text(const Node& node) { return std::string(node.text()); }
+
+/// The value of a Python integer literal, from its text (an `integer` node's): decimal ("10",
+/// "1_000", "00"), hexadecimal ("0x10"), octal ("0o17") or binary ("0b101"), with a prefix and
+/// hex digits in either case and a `_` between digits or right after the prefix, as Python 3
+/// reads them. nullopt, never an exception, for any other text: a sign or blanks, a float, the
+/// grammar's imaginary `10j` and Python 2 `10L` (it reads both as `integer`), a decimal with a
+/// leading zero ("010", which Python 3 refuses), a misplaced `_`, or a value past INT64_MAX.
+std::optional<std::int64_t> parse_int(std::string_view literal);
+
+/// The value of `node` when it is an integer literal (parse_int), in parentheses or not, negated
+/// by unary `-` any number of times (`-1`, `(-0x10)`, `-(2)`): down to INT64_MIN. nullopt for
+/// any other node (`+1`, `~1`, `1 + 1`, a name, an absent node) and where parse_int gives none.
+std::optional<std::int64_t> int_value(const Node& node);
 
 /// The first syntax error of a tree: where, and what was found there.
 struct SyntaxError {
@@ -234,6 +301,22 @@ void walk(const Node& node, Visit&& visit) {
 /// The expression inside the parentheses around `node` (`((x))` -> `x`); `node` itself when it
 /// is not parenthesized. An empty `()` is a tuple, not parentheses, and stays.
 Node without_parens(Node node);
+
+/// A row of a table keyed by node type (`{"call", "a call"}`): its type is checked as is()'s.
+template <typename T>
+struct TypeRow {
+    TypeName type;
+    T value;
+};
+
+/// The value of the row of `rows` for `node`'s type, or nullptr when none is.
+template <typename T, std::size_t N>
+const T* row_for(const TypeRow<T> (&rows)[N], const Node& node) {
+    for (const TypeRow<T>& row : rows) {
+        if (node.is(row.type)) return &row.value;
+    }
+    return nullptr;
+}
 
 /// The number of '\n' bytes in `text`.
 std::size_t count_newlines(std::string_view text);

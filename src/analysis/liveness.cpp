@@ -10,12 +10,6 @@ namespace graphmend::analysis {
 
 using syntax::Node;
 
-namespace {
-
-std::string text(const Node& n) { return std::string(n.text()); }
-
-}  // namespace
-
 bool is_read(const Node& id) {
     const Node p = id.parent();
     if (p.is("attribute") && p.field("attribute") == id) return false;

@@ -22,8 +22,6 @@ constexpr int kMaxDepth = 24;
 constexpr int kReachingHop = 4;  // the depth one reaching assignment costs: at most 6 hops
 constexpr std::size_t kMaxItems = 8;
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // Methods whose result reads tensor values; on a receiver of unknown kind they still
 // mark a tensor (`self.fc(x).abs().max()`), as the spelling-based analysis did.
 const std::set<std::string_view> kReductions{
@@ -244,8 +242,8 @@ Value join_items(const std::vector<Value>& items) {
 bool is_identity_or_membership(const Node& comparison) {
     for (const Node& c : comparison.children()) {
         if (c.named()) continue;
-        const auto t = c.type();
-        if (t != "is" && t != "not" && t != "is not" && t != "in" && t != "not in" && t != "(" && t != ")") {
+        if (!c.is("is") && !c.is("not") && !c.is("is not") && !c.is("in") && !c.is("not in") && !c.is("(") &&
+            !c.is(")")) {
             return false;
         }
     }
@@ -943,12 +941,11 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
 Value Values::eval_in(const Frame& f, const Node& e, int depth) const {
     if (!e || depth > kMaxDepth) return Value::of(kUnknown);
     if (const Value lit = literal(e); lit.kinds) return lit;
-    const auto type = e.type();
-    if (type == "parenthesized_expression") {
+    if (e.is("parenthesized_expression")) {
         const auto parts = e.named_children();
         return parts.empty() ? Value::of(kUnknown) : eval_in(f, parts.back(), depth + 1);
     }
-    if (type == "identifier") {
+    if (e.is("identifier")) {
         Value v = eval_name(f, e, depth);
         if (f.summary) {
             // Inside `if isinstance(NAME, T):` (or its else), NAME has T's kinds (or not).
@@ -995,8 +992,7 @@ Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
 }
 
 Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
-    const auto type = e.type();
-    if (type == "attribute") {
+    if (e.is("attribute")) {
         const Node obj = e.field("object");
         const std::string attr = text(e.field("attribute"));
         if (obj.is("identifier") && obj.text() == "self" && f.summary && !f.summary->owner.empty() &&
@@ -1018,8 +1014,8 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         }
         return Value::of(kUnknown);
     }
-    if (type == "call") return call_value(f, e, depth);
-    if (type == "binary_operator") {
+    if (e.is("call")) return call_value(f, e, depth);
+    if (e.is("binary_operator")) {
         const Value l = eval_in(f, e.field("left"), depth + 1);
         const Value r = eval_in(f, e.field("right"), depth + 1);
         Value v;
@@ -1037,15 +1033,15 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         v.data = l.data || r.data;
         return v;
     }
-    if (type == "unary_operator") return eval_in(f, e.field("argument"), depth + 1);
-    if (type == "not_operator") {
+    if (e.is("unary_operator")) return eval_in(f, e.field("argument"), depth + 1);
+    if (e.is("not_operator")) {
         const Value a = eval_in(f, e.field("argument"), depth + 1);
         return Value::of(kBool, a.data || a.tensor());
     }
-    if (type == "boolean_operator") {
+    if (e.is("boolean_operator")) {
         return join(eval_in(f, e.field("left"), depth + 1), eval_in(f, e.field("right"), depth + 1));
     }
-    if (type == "comparison_operator") {
+    if (e.is("comparison_operator")) {
         if (is_identity_or_membership(e)) return Value::of(kBool);
         Value v = Value::of(kBool);
         for (const Node& c : e.named_children()) {
@@ -1055,12 +1051,12 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         }
         return v;
     }
-    if (type == "conditional_expression") {
+    if (e.is("conditional_expression")) {
         const auto parts = e.named_children();
         if (parts.size() == 3) return join(eval_in(f, parts[0], depth + 1), eval_in(f, parts[2], depth + 1));
         return Value::of(kUnknown);
     }
-    if (type == "tuple" || type == "expression_list" || type == "list") {
+    if (e.is("tuple") || e.is("expression_list") || e.is("list")) {
         Value v = Value::of(kSeq);
         const auto parts = e.named_children();
         if (parts.size() <= kMaxItems) {
@@ -1075,31 +1071,24 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         }
         return v;
     }
-    if (type == "subscript") {
+    if (e.is("subscript")) {
         const Value base = eval_in(f, e.field("value"), depth + 1);
         if (base.only(kTensor) || base.only(kTensor | kNone)) return Value::of(kTensor);
         if (base.only(kSize)) {
             const Node idx = e.field("subscript");
             return Value::of(idx && idx.is("slice") ? kSize : kNumber);
         }
-        const Node idx = e.field("subscript");
-        const bool negative = idx && idx.is("unary_operator") && idx.field("operator").text() == "-" &&
-                              idx.field("argument").is("integer");
-        if (!base.items.empty() && idx && (idx.is("integer") || negative)) {
-            const std::string digits = text(negative ? idx.field("argument") : idx);
-            if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
-                return join_items(base.items);  // 0x1, 1_0, a huge index: not read here
-            }
-            const long i = negative ? -std::stol(digits) : std::stol(digits);
-            const long n = static_cast<long>(base.items.size());
-            if (i >= -n && i < n) return base.items[static_cast<std::size_t>(i < 0 ? i + n : i)];
+        const auto i = syntax::int_value(e.field("subscript"));
+        if (!base.items.empty() && i) {
+            const auto n = static_cast<std::int64_t>(base.items.size());
+            if (*i >= -n && *i < n) return base.items[static_cast<std::size_t>(*i < 0 ? *i + n : *i)];
         }
         if (!base.items.empty()) return join_items(base.items);
         return Value::of(kUnknown, base.data);
     }
-    if (type == "lambda") return Value::of(kOther);
-    if (type == "list_comprehension" || type == "generator_expression" || type == "dictionary" ||
-        type == "set" || type == "dictionary_comprehension" || type == "set_comprehension") {
+    if (e.is("lambda")) return Value::of(kOther);
+    if (e.is("list_comprehension") || e.is("generator_expression") || e.is("dictionary") ||
+        e.is("set") || e.is("dictionary_comprehension") || e.is("set_comprehension")) {
         bool data = false;
         syntax::walk(e, [&](const Node& n) {
             if (n.is("call") && (n.field("function").text().ends_with(".item") ||
@@ -1110,7 +1099,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         });
         return Value::of(kSeq, data);
     }
-    if (type == "await" || type == "yield") return Value::of(kUnknown);
+    if (e.is("await") || e.is("yield")) return Value::of(kUnknown);
     return Value::of(kUnknown);
 }
 

@@ -60,7 +60,7 @@ bool is_module_import(const Node& stmt) {
 // The names an import of the module binds (an aliased name binds its alias).
 void add_imported_names(const Node& stmt, std::set<std::string>& names) {
     for (const Node& child : stmt.children()) {
-        if (child.field_name() != "name") continue;
+        if (!child.in_field("name")) continue;
         const Node local = child.is("aliased_import") ? child.field("alias") : child;
         names.emplace(local.text());
     }

@@ -89,6 +89,12 @@ std::optional<SyntaxError> first_error(const TSNode root, const SourceText& sour
     return found;
 }
 
+// A symbol's type: its name's index in grammar::kTypeNames.
+std::uint16_t type_of(TSSymbol symbol) {
+    if (symbol < grammar::kSymbolCount) return grammar::kTypeOfSymbol[symbol];
+    return symbol == static_cast<TSSymbol>(-1) ? grammar::kErrorType : grammar::kErrorRepeatType;
+}
+
 // The visible nodes of tree-sitter's tree, in preorder, as a tree cursor walks them (a cursor
 // step is O(1); the field is the cursor's, which follows fields through hidden nodes as
 // ts_node_child_by_field_id does).
@@ -122,7 +128,7 @@ std::unique_ptr<NodeTable> node_table(const TSNode root, const SourceText& sourc
         e.begin = ts_node_start_byte(n);
         e.end = ts_node_end_byte(n);
         e.parent = parent;
-        e.symbol = ts_node_symbol(n);
+        e.type = type_of(ts_node_symbol(n));
         // The grammar's field ids fit in 15 bits (it has about 30; the NodeTable test reads them all).
         const TSFieldId field = ts_tree_cursor_current_field_id(&cursor);
         e.field_named = static_cast<std::uint16_t>((field & 0x7fff) | (ts_node_is_named(n) ? 0x8000 : 0));
@@ -153,8 +159,6 @@ std::unique_ptr<NodeTable> node_table(const TSNode root, const SourceText& sourc
 }
 
 }  // namespace
-
-const char* Node::type_name() const { return ts_language_symbol_name(python(), entry().symbol); }
 
 Node Node::first_child() const {
     if (!valid()) return absent();
@@ -197,20 +201,16 @@ Node Node::descendant(std::uint32_t begin, std::uint32_t end, bool named) const 
     return last;
 }
 
-Node Node::field(std::string_view name) const {
-    if (!valid()) return absent();
-    const TSFieldId id = ts_language_field_id_for_name(python(), name.data(), static_cast<std::uint32_t>(name.size()));
-    if (id == 0) return absent();
+Node Node::field(FieldName name) const {
     for (Node c = first_child(); c; c = c.next_sibling()) {
-        if (c.entry().field() == id) return c;
+        if (c.entry().field() == name.id()) return c;
     }
     return absent();
 }
 
 std::string_view Node::field_name() const {
-    if (!valid() || entry().field() == 0) return {};
-    const char* name = ts_language_field_name_for_id(python(), entry().field());
-    return name == nullptr ? std::string_view() : std::string_view(name);
+    if (!valid() || entry().field() >= std::size(grammar::kFieldNames)) return {};
+    return grammar::kFieldNames[entry().field()];
 }
 
 std::uint32_t Node::child_count() const {
@@ -290,13 +290,12 @@ std::optional<SyntaxError> Tree::nesting_error() const {
     walk(root(), [&](const Node& n) {
         if (found) return false;
         if (n.named()) return true;
-        const std::string_view t = n.type();
-        if (t == "(" || t == "[" || t == "{") {
+        if (n.is("(") || n.is("[") || n.is("{")) {
             if (++depth > kMaxLevel) {
                 found = SyntaxError{n.position(), "syntax error: too many nested parentheses (CPython reads at most "
                                                   "200 levels)"};
             }
-        } else if ((t == ")" || t == "]" || t == "}") && depth > 0) {
+        } else if ((n.is(")") || n.is("]") || n.is("}")) && depth > 0) {
             --depth;
         }
         return true;
@@ -345,19 +344,20 @@ std::optional<Indent> indent_before(const SourceText& source, std::uint32_t offs
     return in;
 }
 
-bool is_clause(std::string_view t) {
-    return t == "else_clause" || t == "elif_clause" || t == "except_clause" || t == "except_group_clause" ||
-           t == "finally_clause";
+bool is_clause(const Node& n) {
+    return n.is("else_clause") || n.is("elif_clause") || n.is("except_clause") || n.is("except_group_clause") ||
+           n.is("finally_clause");
 }
 
 // A simple statement: it holds no block and no clause, so the indentation check does not
 // enter it (most of a tree's nodes are inside these).
-bool is_simple_statement(std::string_view t) {
-    return t == "expression_statement" || t == "return_statement" || t == "import_statement" ||
-           t == "import_from_statement" || t == "future_import_statement" || t == "raise_statement" ||
-           t == "assert_statement" || t == "delete_statement" || t == "pass_statement" || t == "break_statement" ||
-           t == "continue_statement" || t == "global_statement" || t == "nonlocal_statement" ||
-           t == "print_statement" || t == "exec_statement" || t == "type_alias_statement";
+bool is_simple_statement(const Node& n) {
+    return n.is("expression_statement") || n.is("return_statement") || n.is("import_statement") ||
+           n.is("import_from_statement") || n.is("future_import_statement") || n.is("raise_statement") ||
+           n.is("assert_statement") || n.is("delete_statement") || n.is("pass_statement") ||
+           n.is("break_statement") || n.is("continue_statement") || n.is("global_statement") ||
+           n.is("nonlocal_statement") || n.is("print_statement") || n.is("exec_statement") ||
+           n.is("type_alias_statement");
 }
 
 }  // namespace
@@ -392,14 +392,14 @@ std::optional<SyntaxError> Tree::indentation_error() const {
                 }
                 if (found) return false;
             }
-        } else if (is_clause(n.type())) {
+        } else if (is_clause(n)) {
             const auto in = indent_before(source, n.begin(), true);
             const auto of = indent_before(source, n.parent().begin(), false);
             if (in && of && !in->same(*of)) {
                 fail(n, in->col == of->col ? kTabs : kNoMatch);
                 return false;
             }
-        } else if (is_simple_statement(n.type())) {
+        } else if (is_simple_statement(n)) {
             return false;
         }
         return true;

@@ -379,3 +379,32 @@ class Model(nn.Module):
     EXPECT_FALSE(a.data_test("N5"));
     EXPECT_TRUE(a.data_test("N6"));
 }
+
+// An item of a tuple is read at any integer literal index (syntax::int_value): at `0x1`, `-0b1`
+// and `(1)` the items were joined before (issue 29), so a test of the int item read as data.
+TEST(Values, ATupleItemIsReadAtAnyIntegerLiteral) {
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        pair = (x.sum(), 1)
+        if pair[1] > 0:  # I1 decimal: the int
+            x = x + 1
+        if pair[0x1] > 0:  # I2 hex: the int
+            x = x + 1
+        if pair[-0b1] > 0:  # I3 negative binary: the int
+            x = x + 1
+        if pair[(1)] > 0:  # I4 parenthesized: the int
+            x = x + 1
+        if pair[1_0] > 0:  # I5 out of range: either item
+            x = x + 1
+        return x
+)");
+    EXPECT_FALSE(a.data_test("I1"));
+    EXPECT_FALSE(a.data_test("I2"));
+    EXPECT_FALSE(a.data_test("I3"));
+    EXPECT_FALSE(a.data_test("I4"));
+    EXPECT_TRUE(a.data_test("I5"));
+}

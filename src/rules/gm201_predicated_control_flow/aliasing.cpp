@@ -79,7 +79,7 @@ std::string mutation(const Node& n, const std::set<std::string>& names) {
         }
     } else if (n.is("assignment") || n.is("augmented_assignment")) {
         const Node left = n.field("left");
-        if ((left.is("subscript") || left.is("attribute")) && is_name(left.field(left.is("subscript") ? "value" : "object"))) {
+        if ((left.is("subscript") || left.is("attribute")) && is_name(left.is("subscript") ? left.field("value") : left.field("object"))) {
             found = fmt::format("`{}` writes into it", syntax::without_parens(left).text());
         } else if (n.is("augmented_assignment") && is_name(left)) {
             found = fmt::format("`{}` updates a tensor in place", n.text());

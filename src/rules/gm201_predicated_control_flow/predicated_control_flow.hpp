@@ -31,8 +31,6 @@ using syntax::Node;
 
 extern const RuleInfo kInfo;
 
-inline std::string text(const Node& n) { return std::string(n.text()); }
-
 /// The identifier a plain string literal spells ("inv_freq" -> inv_freq), or "".
 std::string plain_name(const Node& n);
 

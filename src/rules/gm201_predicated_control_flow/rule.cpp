@@ -141,8 +141,8 @@ public:
         if (!test.is("comparison_operator") || test.named_children().size() != 2 || test.child_count() != 3) {
             return std::nullopt;
         }
-        const std::string_view op = test.child(1).type();
-        if (op != ">" && op != ">=" && op != "<" && op != "<=") return std::nullopt;
+        const Node op = test.child(1);
+        if (!op.is(">") && !op.is(">=") && !op.is("<") && !op.is("<=")) return std::nullopt;
         Node size;
         for (const Node& side : test.named_children()) {
             if (side.is("attribute") && side.field("object").text() == "self") size = side;

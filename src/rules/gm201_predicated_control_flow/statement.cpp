@@ -337,8 +337,8 @@ std::string aliased_live(const Node& stmt, const Node& def, const Plan& plan) {
 bool tests_none(const Node& cond, const std::string& name, bool is_none) {
     const Node c = syntax::without_parens(cond);
     if (c.is("boolean_operator")) {
-        const std::string_view op = c.field("operator").type();
-        if (op != (is_none ? "and" : "or")) return false;
+        const Node op = c.field("operator");
+        if (!(is_none ? op.is("and") : op.is("or"))) return false;
         return tests_none(c.field("left"), name, is_none) || tests_none(c.field("right"), name, is_none);
     }
     if (!c.is("comparison_operator")) return false;

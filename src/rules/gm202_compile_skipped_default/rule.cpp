@@ -45,8 +45,6 @@ const RuleInfo kInfo{"GM202", "compile-skipped-default",
 
 constexpr int kMaxDepth = 3;
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 std::string last_part(std::string_view dotted) {
     const auto dot = dotted.rfind('.');
     return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));
@@ -140,13 +138,13 @@ Node compile_test_in(const Context& ctx, const Node& n) {
 std::string none_test_name(const Node& n) {
     const Node e = syntax::without_parens(n);
     if (!e.is("comparison_operator") || e.child_count() != 3) return {};
-    if (!e.child(0).is("identifier") || e.child(1).type() != "is" || !e.child(2).is("none")) return {};
+    if (!e.child(0).is("identifier") || !e.child(1).is("is") || !e.child(2).is("none")) return {};
     return text(e.child(0));
 }
 
 void and_operands(const Node& n, std::vector<Node>& out) {
     const Node e = syntax::without_parens(n);
-    if (e.is("boolean_operator") && e.child(1).type() == "and") {
+    if (e.is("boolean_operator") && e.child(1).is("and")) {
         and_operands(e.field("left"), out);
         and_operands(e.field("right"), out);
     } else {
@@ -346,7 +344,7 @@ enum class NoneTest { IsNone, NotNone, Other };
 // operand of `and`: false when None), or otherwise.
 NoneTest none_test_of(const Node& test, const std::string& name) {
     const Node e = syntax::without_parens(test);
-    if (e.is("boolean_operator") && e.child(1).type() == "and") {
+    if (e.is("boolean_operator") && e.child(1).is("and")) {
         std::vector<Node> ops;
         and_operands(e, ops);
         for (const Node& o : ops) {
@@ -356,11 +354,11 @@ NoneTest none_test_of(const Node& test, const std::string& name) {
     }
     if (none_test_name(e) == name) return NoneTest::IsNone;
     if (e.is("comparison_operator") && e.child_count() == 4 && e.child(0).is("identifier") && e.child(0).text() == name &&
-        e.child(1).type() == "is" && e.child(2).type() == "not" && e.child(3).is("none")) {
+        e.child(1).is("is") && e.child(2).is("not") && e.child(3).is("none")) {
         return NoneTest::NotNone;
     }
     if (e.is("comparison_operator") && e.child_count() == 3 && e.child(0).is("identifier") &&
-        e.child(0).text() == name && e.child(1).type() == "is not" && e.child(2).is("none")) {
+        e.child(0).text() == name && e.child(1).is("is not") && e.child(2).is("none")) {
         return NoneTest::NotNone;
     }
     return NoneTest::Other;

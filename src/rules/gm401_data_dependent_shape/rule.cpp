@@ -58,8 +58,6 @@ const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empt
                                                  "linspace", "eye", "randperm"};
 
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 Node function_of(const Node& n) {
     Node def = analysis::enclosing_function(n);
     while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);

@@ -32,8 +32,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 // The statements of a block, without comments.
 std::vector<Node> statements(const Node& block) {
@@ -113,8 +111,8 @@ Emptiness emptiness_test(const Node& test, const std::set<std::string>& index) {
         }
         for (const Node& o : ops) {
             if (o.named()) continue;
-            if (o.type() == "==") return Emptiness::Empty;
-            if (o.type() == ">" || o.type() == "!=") return Emptiness::NonEmpty;
+            if (o.is("==")) return Emptiness::Empty;
+            if (o.is(">") || o.is("!=")) return Emptiness::NonEmpty;
         }
     }
     return Emptiness::None;

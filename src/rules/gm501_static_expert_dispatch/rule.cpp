@@ -48,8 +48,6 @@ namespace {
 const RuleInfo kInfo{"GM501", "static-expert-dispatch", "mixture-of-experts dispatch loops rewritten to static shapes",
                      {.dynamic_shape = true, .fallback_block = runtime::stem::static_dispatch}};
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // When the split-size and sorted-slices forms remove their break (the runtime's cost rule:
 // rows are the rows every expert runs on in the static form).
 constexpr std::string_view kRowsCondition = "no autograd, experts x rows <= 64, experts <= rows";

@@ -34,8 +34,6 @@ using body::statements;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // `T.cpu().numpy()`, `T.numpy()`, `T.tolist()`, `T.cpu().tolist()` (no arguments): T, or invalid.
 Node readout_tensor(const Node& e) {
     const Node call = syntax::without_parens(e);
@@ -184,7 +182,7 @@ std::optional<SortedSlices> match_sorted_slices(const Context& ctx, const Node& 
         const Node test = syntax::without_parens(steps[1].field("condition"));
         const auto then = statements(steps[1].field("consequence"));
         const bool zero = test.is("comparison_operator") && test.named_children().size() == 2 &&
-                          test.child_count() == 3 && test.child(1).type() == "==" &&
+                          test.child_count() == 3 && test.child(1).is("==") &&
                           ((test.named_children()[0].text() == count && test.named_children()[1].text() == "0") ||
                            (test.named_children()[1].text() == count && test.named_children()[0].text() == "0"));
         if (!zero || then.size() != 1 || !then[0].is("continue_statement") || steps[1].named_children().size() != 2) {

@@ -34,8 +34,6 @@ using body::statements;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // The positional parameters of a method, `self` first; empty when it has *args, **kwargs or
 // parameters that are not plain names.
 std::vector<std::string> plain_parameters(const Node& def) {

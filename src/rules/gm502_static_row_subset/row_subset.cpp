@@ -30,8 +30,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 bool inside(const Node& node, const Node& outer) { return outer.begin() <= node.begin() && node.end() <= outer.end(); }
 
@@ -98,15 +96,15 @@ bool nonempty_test(const Node& test, const std::string& name) {
     if (size_of(t, name)) return true;
     if (!t.is("comparison_operator")) return false;
     const auto parts = t.named_children();
-    std::string op;
+    Node op;
     for (const Node& c : t.children()) {
-        if (!c.named()) op = std::string(c.type());
+        if (!c.named()) op = c;
     }
     if (parts.size() != 2) return false;
     if (size_of(parts[0], name)) {
-        return (parts[1].text() == "0" && (op == ">" || op == "!=")) || (parts[1].text() == "1" && op == ">=");
+        return (parts[1].text() == "0" && (op.is(">") || op.is("!="))) || (parts[1].text() == "1" && op.is(">="));
     }
-    return size_of(parts[1], name) && parts[0].text() == "0" && (op == "<" || op == "!=");
+    return size_of(parts[1], name) && parts[0].text() == "0" && (op.is("<") || op.is("!="));
 }
 
 // The `if` around `read` that tests `name` for being non-empty, with `read` in its test or its

@@ -15,8 +15,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 std::vector<Node> statements(const Node& block) {
     std::vector<Node> out;

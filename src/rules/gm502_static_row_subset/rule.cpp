@@ -41,14 +41,12 @@ namespace {
 const RuleInfo kInfo{"GM502", "static-row-subset", "rows picked by an index list processed all at once",
                      {.dynamic_shape = true, .fallback_block = runtime::stem::row_subset}};
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 // `a:b:c` as `slice(a, b, c)`.
 std::string slice_text(const Node& s) {
     std::vector<std::string> fields{"None"};
     for (const Node& c : s.children()) {
-        if (c.type() == ":") {
+        if (c.is(":")) {
             fields.emplace_back("None");
         } else if (c.named() && !c.is("comment")) {
             fields.back() = text(c);

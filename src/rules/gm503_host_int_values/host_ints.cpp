@@ -38,7 +38,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
 std::uint32_t line_of(const Node& n) { return n.position().line; }
 
 // Torch factories whose positional arguments are sizes (or a range's bounds and steps).
@@ -1088,16 +1087,16 @@ std::string element_uses(const Context& ctx, const Node& def, const Node& scope,
             return true;  // its reads are checked as the elements' are
         }
         if (p.is("augmented_assignment") && p.field("left") == o) return fail("is changed in place");
-        static const std::map<std::string_view, std::string_view> kinds{
+        static constexpr syntax::TypeRow<std::string_view> kinds[]{
             {"subscript", "an index"},           {"comparison_operator", "a comparison"},
             {"return_statement", "a return value"}, {"list", "a list item"},
             {"tuple", "a tuple item"},           {"expression_list", "a tuple item"},
             {"assignment", "a value assigned"},  {"unary_operator", "an operand"},
             {"boolean_operator", "a test"},      {"if_statement", "a test"},
             {"conditional_expression", "a conditional value"}};
-        const auto kind = kinds.find(p.type());
+        const auto* kind = syntax::row_for(kinds, p);
         return fail(fmt::format("is used as {}, where a 0-d tensor and a Python int may differ",
-                                kind != kinds.end() ? std::string(kind->second) : std::string(p.type())));
+                                kind != nullptr ? std::string(*kind) : std::string(p.type())));
     };
 
     // Locals accumulating the elements (`current += height * width`, from `current = 0`): every

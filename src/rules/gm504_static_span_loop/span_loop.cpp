@@ -48,8 +48,6 @@ using body::statements;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // The text without blanks (spaces, tabs, line breaks): `prev + 1` and `prev+1` compare equal.
 std::string squeezed(std::string_view t) {
     std::string out;
@@ -140,9 +138,9 @@ struct Matcher {
             return a.empty() ? "" : fmt::format("~({})", a);
         }
         if (n.is("comparison_operator") && n.named_children().size() == 2 && n.child_count() == 3) {
-            const std::string_view op = n.child(1).type();
+            const Node op = n.child(1);
             bool mentions = false;  // a tensor comparison, so `&`, `|` and `~` act on bools
-            if ((op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") &&
+            if ((op.is("==") || op.is("!=") || op.is("<") || op.is("<=") || op.is(">") || op.is(">=")) &&
                 operand(n.named_children()[0], mentions) && operand(n.named_children()[1], mentions) && mentions) {
                 return text(n);
             }
@@ -193,13 +191,8 @@ struct Matcher {
             v = text(r);
         } else if (digits.is("integer")) {
             v = squeezed(r.text());
-            long long n = 0;
-            try {
-                n = std::stoll(v, nullptr, 0);
-            } catch (...) {
-                n = 1000;
-            }
-            if (v.find_first_not_of("-0123456789") != std::string::npos || n < -128 || n > 127) {
+            const auto n = syntax::int_value(r);
+            if (v.find_first_not_of("-0123456789") != std::string::npos || !n || *n < -128 || *n > 127) {
                 return fail(a, fmt::format("the value written into `{}` is an int outside -128..127 (or not decimal)",
                                            x));
             }

@@ -106,8 +106,7 @@ std::optional<Layout> RowFlow::layout(const Node& e) {
     }
     if (e.is("comparison_operator")) {
         for (const Node& op : e.children()) {
-            const std::string_view t = op.type();
-            if (!op.named() && (t == "is" || t == "in" || t == "not" || t == "is not" || t == "not in")) {
+            if (!op.named() && (op.is("is") || op.is("in") || op.is("not") || op.is("is not") || op.is("not in"))) {
                 fail(e, "an identity or membership test on the rows");
                 return std::nullopt;
             }

@@ -1,6 +1,7 @@
 // Helpers of the strict row layout (row_layout*.cpp): private to those files.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,8 +16,6 @@ namespace graphmend::rules::layout {
 using syntax::Node;
 using Rank = RowFlow::Rank;
 
-inline std::string text(const Node& n) { return std::string(n.text()); }
-
 inline Rank exact(int n) { return {n, true}; }
 
 
@@ -28,20 +27,11 @@ inline std::string_view last_part(std::string_view dotted) {
 
 inline bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-/// An integer literal, possibly negated.
+/// An integer literal, possibly negated (syntax::int_value), as an int: nullopt past its range.
 inline std::optional<int> int_literal(const Node& node) {
-    const Node n = syntax::without_parens(node);
-    if (n.is("integer")) {
-        try {
-            return std::stoi(text(n));
-        } catch (...) {
-            return std::nullopt;
-        }
-    }
-    if (n.is("unary_operator") && n.field("operator").text() == "-") {
-        if (auto v = int_literal(n.field("argument"))) return -*v;
-    }
-    return std::nullopt;
+    const auto v = syntax::int_value(node);
+    if (!v || *v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max()) return std::nullopt;
+    return static_cast<int>(*v);
 }
 
 /// Dimension `d` of a tensor of rank `r` as a non-negative index, or nullopt when it cannot be

@@ -47,8 +47,6 @@ const std::set<std::string_view> kRowwiseModules{
     "Linear", "Identity", "SiLU", "GELU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "LayerNorm", "RMSNorm", "Mish",
     "LeakyReLU", "ELU", "SELU", "CELU", "Hardswish", "Hardsigmoid", "Hardtanh", "Softplus", "GLU", "LogSigmoid"};
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 
 // The last component of a dotted name.
 std::string_view last_part(std::string_view dotted) {

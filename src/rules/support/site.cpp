@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 
 namespace graphmend::rules {
 
@@ -32,7 +31,7 @@ std::string one_line(std::string_view text, Blanks blanks, std::size_t longest) 
 }
 
 std::string construct_name(const Node& node) {
-    static const std::map<std::string_view, std::string_view> kNames{
+    static constexpr syntax::TypeRow<std::string_view> kNames[]{
         {"assert_statement", "an `assert`"},
         {"await", "an `await`"},
         {"break_statement", "a `break`"},
@@ -62,8 +61,7 @@ std::string construct_name(const Node& node) {
         {"with_statement", "a `with` block"},
         {"yield", "a `yield`"},
     };
-    const auto it = kNames.find(node.type());
-    if (it != kNames.end()) return std::string(it->second);
+    if (const auto* name = syntax::row_for(kNames, node)) return std::string(*name);
     return fmt::format("`{}`", one_line(node.text().substr(0, node.text().find('\n')), Blanks::Fold, 40));
 }
 

@@ -15,8 +15,6 @@ using syntax::Node;
 
 namespace {
 
-std::string text(const Node& n) { return std::string(n.text()); }
-
 // Calls in a test that read tensor values.
 const std::set<std::string_view> kDataReads{
     "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
@@ -27,8 +25,8 @@ const std::set<std::string_view> kDataReads{
 bool identity_test(const Node& comparison) {
     bool only_is = true;
     for (const Node& c : comparison.children()) {
-        if (!c.named() && c.type() != "is" && c.type() != "not" && c.type() != "is not" && c.type() != "(" &&
-            c.type() != ")") {
+        if (!c.named() && !c.is("is") && !c.is("not") && !c.is("is not") && !c.is("(") &&
+            !c.is(")")) {
             only_is = false;
         }
     }
