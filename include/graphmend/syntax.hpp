@@ -1,8 +1,14 @@
-// graphmend syntax layer: Python source text, positions, and the tree-sitter parse tree.
+// graphmend syntax layer: Python source text, positions, the tree-sitter parse tree, the
+// grammar's node type and field names (checked when a call site compiles), and literals.
 //
-// Inputs are UTF-8 byte strings. Every position is a byte offset into the original text
-// (0-based) or a line/column pair (1-based line, 1-based column counted in bytes), the
-// convention of compilers' `path:line:col:` messages. Nothing here changes source text.
+// Inputs are byte strings, meant to be UTF-8 (not checked: tree-sitter reads other bytes,
+// usually as a syntax error). Every position is a byte offset into the original text (0-based,
+// 32-bit: a text is under 4 GiB) or a line/column pair (1-based line, 1-based column counted in
+// bytes, so a character of several UTF-8 bytes takes several columns), the convention of
+// compilers' `path:line:col:` messages. Lines end at '\n' (a CRLF line's '\r' is its last
+// column). Nothing here changes source text but lf_for_lone_crs, in the string it is given.
+// Bad input is never an exception: a syntax error is Tree::error(), an absent node an invalid
+// Node, text that is no integer literal nullopt; only read_file throws (and allocation).
 #pragma once
 
 #include <cstdint>
@@ -27,13 +33,16 @@ struct LineCol {
 /// line/column positions and the line ending and indentation conventions it uses.
 class SourceText {
 public:
+    /// Takes the file's bytes as they are (no decoding, no newline conversion).
     explicit SourceText(std::string text);
 
     [[nodiscard]] const std::string& text() const { return text_; }
+    /// The bytes [begin, end), a view into text(): `end` clamps to the text's size and `begin`
+    /// to `end`, so any pair of offsets gives a (possibly empty) slice.
     [[nodiscard]] std::string_view slice(std::uint32_t begin, std::uint32_t end) const;
     /// 1-based line/col of a byte offset (offsets past the end clamp to the end).
     [[nodiscard]] LineCol position(std::uint32_t offset) const;
-    /// Byte offset of the start of a 1-based line.
+    /// Byte offset of the start of a 1-based line: 0 for line 0, the text's size past the last.
     [[nodiscard]] std::uint32_t line_start(std::uint32_t line) const;
     /// "\r\n" when the file's first line ending is CRLF, "\n" otherwise.
     [[nodiscard]] std::string_view eol() const { return eol_; }
@@ -136,18 +145,26 @@ public:
 
     [[nodiscard]] bool valid() const { return table_ != nullptr && index_ != NodeTable::kNone; }
     explicit operator bool() const { return valid(); }
+    /// The grammar's name of the node's type ("call", "==", "ERROR"; "" when absent), a view of a
+    /// static table. Prefer is() to comparing it: is() checks the name when it compiles.
     [[nodiscard]] std::string_view type() const {
         return valid() ? grammar::kTypeNames[entry().type] : std::string_view();
     }
     /// True when the node has this type (`n.is("call")`): type() == type.name(), one compare.
     [[nodiscard]] bool is(TypeName type) const { return valid() && entry().type == type.index(); }
+    /// A named node is a grammar rule's ("identifier", "call"); an anonymous one a literal token
+    /// of the grammar ("(", "==", "if"). False when absent.
     [[nodiscard]] bool named() const { return valid() && entry().named(); }
+    /// The node's bytes are [begin, end) of its tree's source text; both 0 when absent.
     [[nodiscard]] std::uint32_t begin() const { return valid() ? entry().begin : 0; }
     [[nodiscard]] std::uint32_t end() const { return valid() ? entry().end : 0; }
+    /// The node's source bytes, a view into its tree's text (valid while the Tree lives).
     /// An absent node found from a node of a tree (a field, a parent, a child) keeps its tree:
     /// its text is "" and its position 1:1, as tree-sitter's null node read through the text.
     [[nodiscard]] std::string_view text() const { return valid() ? source().slice(begin(), end()) : std::string_view(); }
+    /// The line and column of begin().
     [[nodiscard]] LineCol position() const { return table_ != nullptr ? source().position(begin()) : LineCol{}; }
+    /// The enclosing node; absent for the root.
     [[nodiscard]] Node parent() const { return valid() ? Node(table_, entry().parent) : absent(); }
     /// The first child, the next and the next named sibling (invalid when there is none).
     [[nodiscard]] Node first_child() const;
@@ -165,11 +182,15 @@ public:
     [[nodiscard]] std::string_view field_name() const;
     /// True when this node is in the field `name` of its parent (field_name() == name.name()).
     [[nodiscard]] bool in_field(FieldName name) const { return valid() && entry().field() == name.id(); }
+    /// The children, named and anonymous, in source order: their count, the i-th (0-based;
+    /// absent past the last; O(i)), all of them, and the named ones only (comments included).
     [[nodiscard]] std::uint32_t child_count() const;
     [[nodiscard]] Node child(std::uint32_t i) const;
     [[nodiscard]] std::vector<Node> children() const;
     [[nodiscard]] std::vector<Node> named_children() const;
+    /// The text of the node's tree. Not for a default-constructed Node, which has no tree.
     [[nodiscard]] const SourceText& source() const { return *table_->source; }
+    /// The same node of the same tree (the absent nodes of one tree are all equal).
     [[nodiscard]] bool operator==(const Node& other) const {
         return table_ == other.table_ && index_ == other.index_;
     }
@@ -198,7 +219,8 @@ std::optional<std::int64_t> parse_int(std::string_view literal);
 /// any other node (`+1`, `~1`, `1 + 1`, a name, an absent node) and where parse_int gives none.
 std::optional<std::int64_t> int_value(const Node& node);
 
-/// The first syntax error of a tree: where, and what was found there.
+/// The first syntax error of a tree: where, and what was found there (one line that begins
+/// "syntax error: ", as a report shows it after `path:line:col: `).
 struct SyntaxError {
     LineCol where;
     std::string message;
@@ -224,12 +246,14 @@ struct Normalized {
 };
 Normalized normalize_grammar_gaps(std::string_view text);
 
-/// A parsed file: owns the text and the tree-sitter tree.
+/// A parsed file: owns the text and its nodes (tree-sitter's own tree is dropped once read).
 class Tree {
 public:
-    /// Parses `text` with the tree-sitter Python grammar. Never throws on bad input;
-    /// check error() before using the tree for rewriting. When the text does not parse but its
-    /// normalize_grammar_gaps copy does, the tree is that copy's, over the original text.
+    /// Parses `text` (a whole file's bytes, under 4 GiB) with the tree-sitter Python grammar.
+    /// Never throws on bad input: a tree is always made, with ERROR or MISSING nodes where the
+    /// text does not parse; check error() before using the tree for rewriting. When the text
+    /// does not parse but its normalize_grammar_gaps copy does, the tree is that copy's, over the
+    /// original text.
     static Tree parse(std::string text);
 
     Tree(Tree&& other) noexcept;
@@ -238,6 +262,9 @@ public:
     Tree& operator=(const Tree&) = delete;
     ~Tree();
 
+    /// The root, a `module` node: it begins at the first token or comment, after any blank lines,
+    /// and ends after the last. Nodes are valid while the Tree lives (a move keeps them valid: the
+    /// nodes and the text are held by pointer).
     [[nodiscard]] Node root() const;
     [[nodiscard]] const SourceText& source() const { return *source_; }
     /// The first ERROR or MISSING node, if the tree holds any; else brackets nested deeper than
