@@ -59,7 +59,7 @@ const std::set<std::string_view> kShapeCalls{
 
 // torch functions whose positional arguments are sizes (or a range's bounds).
 const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
-                                                 "linspace", "eye", "randperm"};
+                                                 "linspace", "logspace", "eye", "randperm", "randint"};
 
 
 std::string text(const Node& n) { return std::string(n.text()); }
@@ -539,10 +539,12 @@ private:
         if (torch_fn && (kSizeFactories.contains(method) || method == "one_hot")) {
             // `F.one_hot(x, num_classes)`: the class count is a size. `torch.full(size, fill_value)`:
             // only the first argument is (a tensor fill value is traced); `torch.linspace(start,
-            // end, steps)`: only `steps` is (InternLM's remote code passes a tensor fill value,
-            // reported as a size before). The other factories: every positional argument.
+            // end, steps)` and `torch.logspace(start, end, steps)`: only `steps` is (InternLM's
+            // remote code passes a tensor fill value, reported as a size before). The other
+            // factories: every positional argument (torch.randint's low and high too: SymInts
+            // that torch reads into Python; measured with torch 2.12.1, "Data dependent operator").
             std::vector<Node> given;
-            if (method == "one_hot" || method == "full" || method == "linspace") {
+            if (method == "one_hot" || method == "full" || method == "linspace" || method == "logspace") {
                 const Node a = method == "one_hot" ? call_argument(call, 1, "num_classes")
                                : method == "full"  ? call_argument(call, 0, "size")
                                                    : call_argument(call, 2, "steps");
