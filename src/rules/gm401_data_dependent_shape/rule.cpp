@@ -51,11 +51,12 @@ namespace {
 const RuleInfo kInfo{"GM401", "data-dependent-shape",
                      "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)"};
 
-// Calls whose arguments are sizes or shapes.
+// Calls whose arguments are sizes or shapes: the size factories below among them.
 const std::set<std::string_view> kShapeCalls{
     "split", "split_with_sizes", "tensor_split", "view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
     "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "range", "narrow", "randn", "rand",
-    "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk"};
+    "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk", "linspace", "logspace", "eye",
+    "randperm", "randint", "one_hot"};
 
 // torch functions whose positional arguments are sizes (or a range's bounds).
 const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
