@@ -81,11 +81,11 @@ constexpr auto kElementwiseMethods = std::to_array<Name>({
     {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clone", kTensor},
     {"contiguous", kTensor}, {"cos", kTensor}, {"detach", kTensor}, {"div", kTensor}, {"double", kTensor},
     {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"expm1", kTensor}, {"float", kTensor},
-    {"floor", kTensor}, {"gelu", kTensor}, {"half", kTensor}, {"int", kTensor}, {"log", kTensor},
+    {"floor", kTensor}, {"half", kTensor}, {"int", kTensor}, {"log", kTensor},
     {"log1p", kTensor}, {"long", kTensor}, {"masked_fill", kTensor}, {"mul", kTensor},
     {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor},
-    {"round", kTensor}, {"rsqrt", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kTensor},
-    {"sin", kTensor}, {"softplus", kTensor}, {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor},
+    {"round", kTensor}, {"rsqrt", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor},
+    {"sin", kTensor}, {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor},
     {"tanh", kTensor}, {"to", kTensor}, {"trunc", kTensor}, {"type", kTensor}, {"type_as", kTensor},
 });
 static_assert(detail::sorted(kElementwiseMethods));
@@ -95,11 +95,11 @@ static_assert(detail::sorted(kElementwiseMethods));
 // functions").
 constexpr auto kElementwiseFunctions = std::to_array<Name>({
     {"abs", kTorch}, {"add", kTorch}, {"celu", kTorch}, {"clamp", kTorch}, {"cos", kTorch}, {"div", kTorch},
-    {"elu", kFunctional}, {"erf", kTorch}, {"exp", kTorch}, {"gelu", kFunctional}, {"gelu_new", kFunctional},
+    {"elu", kFunctional}, {"erf", kTorch}, {"exp", kTorch}, {"gelu", kFunctional},
     {"hardsigmoid", kFunctional}, {"hardswish", kFunctional}, {"hardtanh", kFunctional},
     {"leaky_relu", kFunctional}, {"log", kTorch}, {"log1p", kTorch}, {"logsigmoid", kFunctional},
     {"maximum", kTorch}, {"minimum", kTorch}, {"mish", kFunctional}, {"mul", kTorch}, {"neg", kTorch},
-    {"pow", kTorch}, {"quick_gelu", kFunctional}, {"relu", kTorch}, {"relu6", kFunctional}, {"rsqrt", kTorch},
+    {"pow", kTorch}, {"relu", kTorch}, {"relu6", kFunctional}, {"rsqrt", kTorch},
     {"selu", kTorch}, {"sigmoid", kTorch}, {"silu", kFunctional}, {"sin", kTorch}, {"softplus", kFunctional},
     {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
 });
@@ -122,10 +122,10 @@ constexpr auto kSameLayoutMethods = std::to_array<Name>({
     {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
     {"contiguous", kTensor}, {"cos", kTensor}, {"cumprod", kTensor}, {"cumsum", kTensor}, {"detach", kTensor},
     {"div", kTensor}, {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"flip", kTensor},
-    {"floor", kTensor}, {"gelu", kTensor}, {"log", kTensor}, {"log_softmax", kTensor}, {"logical_not", kTensor},
+    {"floor", kTensor}, {"log", kTensor}, {"log_softmax", kTensor}, {"logical_not", kTensor},
     {"masked_fill", kTensor}, {"mul", kTensor}, {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor},
     {"reciprocal", kTensor}, {"relu", kTensor}, {"roll", kTensor}, {"round", kTensor}, {"rsqrt", kTensor},
-    {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kTensor}, {"sin", kTensor}, {"softmax", kTensor},
+    {"sigmoid", kTensor}, {"sign", kTensor}, {"sin", kTensor}, {"softmax", kTensor},
     {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor}, {"tanh", kTensor}, {"tril", kTensor},
     {"triu", kTensor}, {"trunc", kTensor},
 });
