@@ -117,9 +117,10 @@ bool view_attribute(std::string_view name);
 /// `.reshape`, `.transpose`, ...), `.detach` (GM201: a select hands out a new tensor).
 bool may_alias(std::string_view name);
 
-/// Calls that make a new tensor, with storage of its own: by attribute name (`torch.zeros`,
-/// `x.new_zeros`, `x.clone()`: fresh_tensor), by torch function (allocating_function, the full
-/// dotted name `torch.zeros`) and by Tensor method (allocating_method).
+/// Calls that make a new tensor, with storage of its own (one table): by attribute name
+/// (`torch.zeros`, `x.new_zeros`, `x.clone()`: fresh_tensor), by torch function
+/// (allocating_function, the full dotted name `torch.zeros`) and by Tensor method
+/// (allocating_method, `x.repeat(...)`).
 bool fresh_tensor(std::string_view name);
 bool allocating_function(std::string_view dotted);
 bool allocating_method(std::string_view name);

@@ -104,28 +104,19 @@ constexpr auto kMayAlias = std::to_array<Name>({
 });
 static_assert(detail::sorted(kMayAlias));
 
-// Calls that make a new tensor with storage of its own, by attribute name (GM201: a fresh local
-// only a `copy_` writes). Source: torch 2.12.1's factories, `Tensor.new_*`, `clone`.
+// Calls that make a new tensor with storage of its own: torch 2.12.1's factories (`torch.zeros`,
+// `torch.arange`, `torch.eye`, the `*_like` ones), `clone` (a function and a method), and the
+// Tensor methods `new_*` and `repeat` (which copies the tensor's data, unlike `expand`). Asked by
+// attribute name (GM201: a fresh local only a `copy_` writes), by dotted torch function and by
+// Tensor method (GM504: a buffer the loop fills is allocated in the function). GM201's list and
+// GM504's were two (without arange, eye and repeat, and without torch.clone).
 constexpr auto kFreshTensors = std::to_array<Name>({
-    {"clone", kTorch}, {"empty", kTorch}, {"empty_like", kTorch}, {"full", kTorch}, {"full_like", kTorch},
-    {"new_empty", kTensor}, {"new_full", kTensor}, {"new_ones", kTensor}, {"new_zeros", kTensor},
-    {"ones", kTorch}, {"ones_like", kTorch}, {"zeros", kTorch}, {"zeros_like", kTorch},
+    {"arange", kTorch}, {"clone", kTorch | kTensor}, {"empty", kTorch}, {"empty_like", kTorch}, {"eye", kTorch},
+    {"full", kTorch}, {"full_like", kTorch}, {"new_empty", kTensor}, {"new_full", kTensor},
+    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"ones", kTorch}, {"ones_like", kTorch},
+    {"repeat", kTensor}, {"zeros", kTorch}, {"zeros_like", kTorch},
 });
 static_assert(detail::sorted(kFreshTensors));
-
-// The same fact by dotted torch function, and by Tensor method (GM504: a buffer the loop fills
-// is allocated in the function).
-constexpr auto kAllocatingFunctions = std::to_array<Name>({
-    {"torch.arange", kDotted}, {"torch.empty", kDotted}, {"torch.empty_like", kDotted},
-    {"torch.eye", kDotted}, {"torch.full", kDotted}, {"torch.full_like", kDotted}, {"torch.ones", kDotted},
-    {"torch.ones_like", kDotted}, {"torch.zeros", kDotted}, {"torch.zeros_like", kDotted},
-});
-static_assert(detail::sorted(kAllocatingFunctions));
-constexpr auto kAllocatingMethods = std::to_array<Name>({
-    {"clone", kTensor}, {"new_empty", kTensor}, {"new_full", kTensor}, {"new_ones", kTensor},
-    {"new_zeros", kTensor}, {"repeat", kTensor},
-});
-static_assert(detail::sorted(kAllocatingMethods));
 
 }  // namespace
 
@@ -150,8 +141,17 @@ bool view_method(std::string_view name) { return detail::listed(kViewMethods, na
 bool view_attribute(std::string_view name) { return detail::listed(kViewAttributes, name); }
 bool may_alias(std::string_view name) { return detail::listed(kMayAlias, name); }
 bool fresh_tensor(std::string_view name) { return detail::listed(kFreshTensors, name); }
-bool allocating_function(std::string_view dotted) { return detail::listed(kAllocatingFunctions, dotted); }
-bool allocating_method(std::string_view name) { return detail::listed(kAllocatingMethods, name); }
+
+bool allocating_function(std::string_view dotted) {
+    if (!dotted.starts_with("torch.")) return false;
+    const Name* entry = detail::find(std::span<const Name>(kFreshTensors), dotted.substr(6));
+    return entry != nullptr && (entry->where & kTorch) != 0;
+}
+
+bool allocating_method(std::string_view name) {
+    const Name* entry = detail::find(std::span<const Name>(kFreshTensors), name);
+    return entry != nullptr && (entry->where & kTensor) != 0;
+}
 
 namespace detail {
 
@@ -165,9 +165,7 @@ void add_shape_tables(std::vector<Table>& out) {
     out.push_back(table("view_attributes", "docs/source/tensor_view.rst, torch 2.12.1", kViewAttributes));
     out.push_back(table("may_alias", "docs/source/tensor_view.rst; Tensor.to and the conversions, torch 2.12.1",
                         kMayAlias));
-    out.push_back(table("fresh_tensors", "torch 2.12.1 factories, Tensor.new_*, clone", kFreshTensors));
-    out.push_back(table("allocating_functions", "torch 2.12.1 factories", kAllocatingFunctions));
-    out.push_back(table("allocating_methods", "torch 2.12.1 Tensor.new_*, clone, repeat", kAllocatingMethods));
+    out.push_back(table("fresh_tensors", "torch 2.12.1 factories, clone, Tensor.new_*, Tensor.repeat", kFreshTensors));
 }
 
 }  // namespace detail
