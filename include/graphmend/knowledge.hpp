@@ -159,10 +159,11 @@ bool same_layout_function(std::string_view name);
 
 /// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness.
 bool pure_op(std::string_view name);
-/// torch functions that draw random numbers or touch global state (GM201).
-bool impure_torch(std::string_view name);
-/// Calls that draw random numbers (the in-place samplers `uniform_`, ... included).
+/// Calls that draw random numbers (the dropouts and the in-place samplers `uniform_`, ... included).
 bool random_op(std::string_view name);
+/// torch functions that draw random numbers, touch global state (seeds, files) or give
+/// uninitialized values (`empty`) (GM201).
+bool impure_torch(std::string_view name);
 /// Operations whose gradient can be inf/NaN where their value is finite or unused.
 bool grad_unsafe(std::string_view name);
 

@@ -181,30 +181,32 @@ constexpr auto kPureOps = std::to_array<Name>({
 });
 static_assert(detail::sorted(kPureOps));
 
-// torch functions that draw random numbers or touch global state (GM201): torch 2.12.1's
-// "Random sampling" (docs/source/torch.rst), the dropouts and rrelu of nn.functional, the seed
-// and serialization functions, and `empty` / `empty_like`, whose values are whatever the memory
-// held.
-constexpr auto kImpureTorch = std::to_array<Name>({
-    {"alpha_dropout", kTorch}, {"bernoulli", kTorch}, {"dropout", kTorch}, {"dropout1d", kFunctional},
-    {"dropout2d", kFunctional}, {"dropout3d", kFunctional}, {"empty", kTorch}, {"empty_like", kTorch},
-    {"feature_alpha_dropout", kTorch}, {"load", kTorch}, {"manual_seed", kTorch}, {"multinomial", kTorch},
-    {"normal", kTorch}, {"poisson", kTorch}, {"rand", kTorch}, {"rand_like", kTorch}, {"randint", kTorch},
-    {"randint_like", kTorch}, {"randn", kTorch}, {"randn_like", kTorch}, {"randperm", kTorch},
-    {"rrelu", kTorch}, {"save", kTorch}, {"seed", kTorch},
-});
-static_assert(detail::sorted(kImpureTorch));
-
-// Calls that draw random numbers, the in-place samplers included: torch 2.12.1's "Random
-// sampling" and "In-place random sampling" (docs/source/torch.rst), F.dropout.
+// Calls that draw random numbers (a rewrite that runs them more often, or on other shapes, shifts
+// the random stream): torch 2.12.1's "Random sampling" and "In-place random sampling"
+// (docs/source/torch.rst), and the dropouts and rrelu of torch.nn.functional (random in
+// training). GM201's list and rules/support/rowwise.cpp's were two (rowwise's without the
+// dropouts but F.dropout, and rrelu; GM201's without the in-place samplers, which it refuses as
+// in-place calls anyway).
 constexpr auto kRandomOps = std::to_array<Name>({
-    {"bernoulli", kTorch}, {"bernoulli_", kTensor}, {"cauchy_", kTensor}, {"dropout", kTorch},
-    {"exponential_", kTensor}, {"geometric_", kTensor}, {"log_normal_", kTensor}, {"multinomial", kTorch},
-    {"normal", kTorch}, {"normal_", kTensor}, {"poisson", kTorch}, {"rand", kTorch}, {"rand_like", kTorch},
-    {"randint", kTorch}, {"randint_like", kTorch}, {"randn", kTorch}, {"randn_like", kTorch},
-    {"random_", kTensor}, {"randperm", kTorch}, {"uniform_", kTensor},
+    {"alpha_dropout", kTorch | kFunctional}, {"bernoulli", kTorch}, {"bernoulli_", kTensor},
+    {"cauchy_", kTensor}, {"dropout", kTorch | kFunctional}, {"dropout1d", kFunctional},
+    {"dropout2d", kFunctional}, {"dropout3d", kFunctional}, {"exponential_", kTensor},
+    {"feature_alpha_dropout", kTorch | kFunctional}, {"geometric_", kTensor}, {"log_normal_", kTensor},
+    {"multinomial", kTorch}, {"normal", kTorch}, {"normal_", kTensor}, {"poisson", kTorch}, {"rand", kTorch},
+    {"rand_like", kTorch}, {"randint", kTorch}, {"randint_like", kTorch}, {"randn", kTorch},
+    {"randn_like", kTorch}, {"random_", kTensor}, {"randperm", kTorch}, {"rrelu", kTorch | kFunctional},
+    {"uniform_", kTensor},
 });
 static_assert(detail::sorted(kRandomOps));
+
+// torch functions that touch global state (the random seed, files) or whose values are whatever
+// the memory held (`empty`): impure besides the random ones (GM201). Source: torch 2.12.1
+// (docs/source/torch.rst "Generators", "Serialization", "Creation Ops").
+constexpr auto kGlobalState = std::to_array<Name>({
+    {"empty", kTorch}, {"empty_like", kTorch}, {"load", kTorch}, {"manual_seed", kTorch}, {"save", kTorch},
+    {"seed", kTorch},
+});
+static_assert(detail::sorted(kGlobalState));
 
 // Operations whose gradient can be inf/NaN where their value is finite or unused (a select's
 // gradient flows through the branch it did not take): the derivatives in torch 2.12.1's
@@ -232,7 +234,7 @@ bool broadcast_method(std::string_view name) { return detail::listed(kBroadcastM
 bool same_layout_method(std::string_view name) { return detail::listed(kSameLayoutMethods, name); }
 bool same_layout_function(std::string_view name) { return detail::listed(kSameLayoutFunctions, name); }
 bool pure_op(std::string_view name) { return detail::listed(kPureOps, name); }
-bool impure_torch(std::string_view name) { return detail::listed(kImpureTorch, name); }
+bool impure_torch(std::string_view name) { return random_op(name) || detail::listed(kGlobalState, name); }
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
 bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }
 
@@ -254,9 +256,9 @@ void add_tensor_tables(std::vector<Table>& out) {
     out.push_back(table("same_layout_methods", "torch 2.12.1 docs/source/torch.rst", kSameLayoutMethods));
     out.push_back(table("same_layout_functions", "torch 2.12.1 docs/source/torch.rst", kSameLayoutFunctions));
     out.push_back(table("pure_ops", "torch 2.12.1 docs/source/torch.rst", kPureOps));
-    out.push_back(table("impure_torch", "torch 2.12.1 random sampling, dropouts, seeds, serialization",
-                        kImpureTorch));
-    out.push_back(table("random_ops", "torch 2.12.1 random sampling, in-place random sampling", kRandomOps));
+    out.push_back(table("random_ops", "torch 2.12.1 random sampling, in-place random sampling, dropouts, rrelu",
+                        kRandomOps));
+    out.push_back(table("global_state", "torch 2.12.1 generators, serialization, empty", kGlobalState));
     out.push_back(table("grad_unsafe", "torch 2.12.1 tools/autograd/derivatives.yaml", kGradUnsafe));
 }
 
