@@ -214,13 +214,9 @@ bool warning_function(std::string_view module, std::string_view name);
 
 // --- Python (python.cpp) -----------------------------------------------------------------------
 
-/// Python builtins that are pure on the values a model passes them (GM201).
+/// Python builtins that have no effect on the values a model passes them (GM201's branches, the
+/// row rewrites' calls that run for more rows).
 bool pure_builtin(std::string_view name);
-/// Builtins that have no effect, those a loop rewritten to run for all rows may call
-/// (rules/support/rowwise.cpp).
-bool effect_free_builtin(std::string_view name);
-/// The few builtins a row layout's static form may call also when no row is picked.
-bool row_layout_builtin(std::string_view name);
 /// Builtins a model calls (not project functions) (GM503).
 bool common_builtin(std::string_view name);
 /// List methods that leave the list as it is.

@@ -6,35 +6,21 @@ namespace graphmend::knowledge {
 
 namespace {
 
-// Python builtins that are pure on the values a model passes them (GM201). Source: Python 3.11's
-// builtins (docs: library/functions.html); none writes state or does I/O.
+// Python builtins that have no effect on the values a model passes them: they write no state and
+// do no I/O (Python 3.11's builtins, docs: library/functions.html). GM201 (a branch a select
+// runs on both paths), rules/support/rowwise.cpp (what a loop rewritten to run for all rows may
+// call) and row_layout_names.cpp (what a row layout's static form may call when no row is
+// picked) kept three lists of this fact: each lacked some of the others' (rowwise's all, any,
+// enumerate, reversed, round, sum and zip; the row layout's all, any, reversed, slice and str;
+// GM201's slice).
 constexpr auto kPureBuiltins = std::to_array<Name>({
     {"abs", kBuiltin}, {"all", kBuiltin}, {"any", kBuiltin}, {"bool", kBuiltin}, {"enumerate", kBuiltin},
     {"float", kBuiltin}, {"getattr", kBuiltin}, {"hasattr", kBuiltin}, {"int", kBuiltin},
     {"isinstance", kBuiltin}, {"len", kBuiltin}, {"list", kBuiltin}, {"max", kBuiltin}, {"min", kBuiltin},
-    {"range", kBuiltin}, {"reversed", kBuiltin}, {"round", kBuiltin}, {"str", kBuiltin}, {"sum", kBuiltin},
-    {"tuple", kBuiltin}, {"zip", kBuiltin},
+    {"range", kBuiltin}, {"reversed", kBuiltin}, {"round", kBuiltin}, {"slice", kBuiltin}, {"str", kBuiltin},
+    {"sum", kBuiltin}, {"tuple", kBuiltin}, {"zip", kBuiltin},
 });
 static_assert(detail::sorted(kPureBuiltins));
-
-// Builtins that have no effect (rules/support/rowwise.cpp: what a loop rewritten to run for all
-// rows may call). Source: Python 3.11's builtins.
-constexpr auto kEffectFreeBuiltins = std::to_array<Name>({
-    {"abs", kBuiltin}, {"bool", kBuiltin}, {"float", kBuiltin}, {"getattr", kBuiltin}, {"hasattr", kBuiltin},
-    {"int", kBuiltin}, {"isinstance", kBuiltin}, {"len", kBuiltin}, {"list", kBuiltin}, {"max", kBuiltin},
-    {"min", kBuiltin}, {"range", kBuiltin}, {"slice", kBuiltin}, {"str", kBuiltin}, {"tuple", kBuiltin},
-});
-static_assert(detail::sorted(kEffectFreeBuiltins));
-
-// The builtins a row layout's static form may call also when no row is picked
-// (rules/support/row_layout_names.cpp). Source: Python 3.11's builtins.
-constexpr auto kRowLayoutBuiltins = std::to_array<Name>({
-    {"abs", kBuiltin}, {"bool", kBuiltin}, {"enumerate", kBuiltin}, {"float", kBuiltin},
-    {"getattr", kBuiltin}, {"hasattr", kBuiltin}, {"int", kBuiltin}, {"isinstance", kBuiltin},
-    {"len", kBuiltin}, {"list", kBuiltin}, {"max", kBuiltin}, {"min", kBuiltin}, {"range", kBuiltin},
-    {"round", kBuiltin}, {"sum", kBuiltin}, {"tuple", kBuiltin}, {"zip", kBuiltin},
-});
-static_assert(detail::sorted(kRowLayoutBuiltins));
 
 // Builtins a model calls, told apart from the project's functions (GM503). Source: Python 3.11's
 // builtins.
@@ -97,8 +83,6 @@ static_assert(detail::sorted(kKnownPackages));
 }  // namespace
 
 bool pure_builtin(std::string_view name) { return detail::listed(kPureBuiltins, name); }
-bool effect_free_builtin(std::string_view name) { return detail::listed(kEffectFreeBuiltins, name); }
-bool row_layout_builtin(std::string_view name) { return detail::listed(kRowLayoutBuiltins, name); }
 bool common_builtin(std::string_view name) { return detail::listed(kCommonBuiltins, name); }
 bool list_read(std::string_view name) { return detail::listed(kListReads, name); }
 bool mutating_method(std::string_view name) { return detail::listed(kMutatingMethods, name); }
@@ -114,8 +98,6 @@ namespace detail {
 
 void add_python_tables(std::vector<Table>& out) {
     out.push_back(table("pure_builtins", "Python 3.11 builtins", kPureBuiltins));
-    out.push_back(table("effect_free_builtins", "Python 3.11 builtins", kEffectFreeBuiltins));
-    out.push_back(table("row_layout_builtins", "Python 3.11 builtins", kRowLayoutBuiltins));
     out.push_back(table("common_builtins", "Python 3.11 builtins", kCommonBuiltins));
     out.push_back(table("list_reads", "Python 3.11 list", kListReads));
     out.push_back(table("mutating_methods", "Python 3.11 list, dict, set, io; torch 2.12.1 nn.Module",

@@ -227,7 +227,7 @@ bool RowFlow::strict_effects(const Node& body) {
             if (starts(ext, "torch.")) {
                 pure = !starts(ext, "torch.nn.") || starts(ext, "torch.nn.functional.");
             } else if (fn.is("identifier")) {
-                pure = knowledge::row_layout_builtin(leaf) && ctx_.project.callee(file_, n, owner_) == std::nullopt &&
+                pure = knowledge::pure_builtin(leaf) && ctx_.project.callee(file_, n, owner_) == std::nullopt &&
                        !ctx_.project.class_named(file_, fn);
             } else if (fn.is("attribute") && !starts(fn.text(), "self.")) {
                 const std::string_view m = fn.field("attribute").text();

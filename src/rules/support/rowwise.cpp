@@ -706,7 +706,7 @@ bool RowFlow::pure(const Node& e) {
             return false;
         }
         if (fn.is("identifier")) {
-            if (knowledge::effect_free_builtin(name)) return true;
+            if (knowledge::pure_builtin(name)) return true;
             const std::string ext = ctx_.project.external_name(file_, fn);
             if (ext.starts_with("torch.")) return true;
             ok = fail(n, fmt::format("`{}(...)` may have effects the static form would repeat", fn.text()));
