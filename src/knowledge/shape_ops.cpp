@@ -89,18 +89,18 @@ static_assert(detail::sorted(kViewAttributes));
 // (`Tensor.to`, `.float()`, `.contiguous()`, ... in torch 2.12.1), `.detach()`, and the
 // named-tensor and sparse methods that return self.
 constexpr auto kMayAlias = std::to_array<Name>({
-    {"align_as", kTensor}, {"as_strided", kTorch}, {"bfloat16", kTorch}, {"bool", kTorch}, {"byte", kTensor},
-    {"char", kTensor}, {"chunk", kTorch}, {"coalesce", kTensor}, {"contiguous", kTensor}, {"cpu", kTorch},
-    {"cuda", kTorch}, {"detach", kTorch}, {"diagonal", kTorch}, {"double", kTorch}, {"expand", kTensor},
-    {"expand_as", kTensor}, {"flatten", kTorch}, {"float", kTorch}, {"half", kTorch}, {"hsplit", kTorch},
-    {"imag", kTorch}, {"int", kTorch}, {"long", kTorch}, {"moveaxis", kTorch}, {"movedim", kTorch},
-    {"narrow", kTorch}, {"permute", kTorch}, {"pin_memory", kTensor}, {"real", kTorch},
-    {"refine_names", kTensor}, {"rename", kTensor}, {"requires_grad_", kTensor}, {"reshape", kTorch},
-    {"reshape_as", kTensor}, {"select", kTorch}, {"short", kTorch}, {"split", kTorch}, {"squeeze", kTorch},
-    {"swapaxes", kTorch}, {"swapdims", kTorch}, {"t", kTorch}, {"tensor_split", kTorch}, {"to", kTensor},
-    {"transpose", kTorch}, {"type", kTensor}, {"type_as", kTensor}, {"unbind", kTorch}, {"unflatten", kTorch},
-    {"unfold", kTensor}, {"unsqueeze", kTorch}, {"view", kTensor}, {"view_as", kTensor},
-    {"view_as_complex", kTorch}, {"view_as_real", kTorch}, {"vsplit", kTorch},
+    {"align_as", kTensor}, {"as_strided", kTensor}, {"bfloat16", kTensor}, {"bool", kTensor}, {"byte", kTensor},
+    {"char", kTensor}, {"chunk", kTensor}, {"coalesce", kTensor}, {"contiguous", kTensor}, {"cpu", kTensor},
+    {"cuda", kTensor}, {"detach", kTensor}, {"diagonal", kTensor}, {"double", kTensor}, {"expand", kTensor},
+    {"expand_as", kTensor}, {"flatten", kTensor}, {"float", kTensor}, {"half", kTensor}, {"hsplit", kTensor},
+    {"imag", kTensor}, {"int", kTensor}, {"long", kTensor}, {"moveaxis", kTensor}, {"movedim", kTensor},
+    {"narrow", kTensor}, {"permute", kTensor}, {"pin_memory", kTensor}, {"real", kTensor},
+    {"refine_names", kTensor}, {"rename", kTensor}, {"requires_grad_", kTensor}, {"reshape", kTensor},
+    {"reshape_as", kTensor}, {"select", kTensor}, {"short", kTensor}, {"split", kTensor}, {"squeeze", kTensor},
+    {"swapaxes", kTensor}, {"swapdims", kTensor}, {"t", kTensor}, {"tensor_split", kTensor}, {"to", kTensor},
+    {"transpose", kTensor}, {"type", kTensor}, {"type_as", kTensor}, {"unbind", kTensor}, {"unflatten", kTensor},
+    {"unfold", kTensor}, {"unsqueeze", kTensor}, {"view", kTensor}, {"view_as", kTensor},
+    {"view_as_complex", kTorch}, {"view_as_real", kTorch}, {"vsplit", kTensor},
 });
 static_assert(detail::sorted(kMayAlias));
 

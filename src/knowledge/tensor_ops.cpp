@@ -10,11 +10,11 @@ namespace {
 // reads (Dynamo: GB0170 "Data-dependent branching" on the test, torch 2.12.1), `item` (GB0124)
 // and `equal` (a Python bool read from the data).
 constexpr auto kValueReads = std::to_array<Name>({
-    {"abs", kTorch}, {"all", kTorch}, {"amax", kTorch}, {"amin", kTorch}, {"any", kTorch},
-    {"count_nonzero", kTorch}, {"eq", kTorch}, {"equal", kTorch}, {"ge", kTorch}, {"gt", kTorch},
-    {"isfinite", kTorch}, {"isinf", kTorch}, {"isnan", kTorch}, {"item", kTensor}, {"le", kTorch},
-    {"lt", kTorch}, {"max", kTorch}, {"mean", kTorch}, {"min", kTorch}, {"ne", kTorch}, {"norm", kTorch},
-    {"prod", kTorch}, {"std", kTorch}, {"sum", kTorch}, {"var", kTorch},
+    {"abs", kTensor}, {"all", kTensor}, {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor},
+    {"count_nonzero", kTensor}, {"eq", kTensor}, {"equal", kTensor}, {"ge", kTensor}, {"gt", kTensor},
+    {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor}, {"le", kTensor},
+    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor}, {"norm", kTensor},
+    {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
 });
 static_assert(detail::sorted(kValueReads));
 
@@ -148,36 +148,36 @@ static_assert(detail::sorted(kSameLayoutFunctions));
 // Tensor methods and torch functions known to be pure: no state, no I/O, no randomness. Source:
 // torch 2.12.1 (docs/source/torch.rst; the random sampling ops are listed apart, below).
 constexpr auto kPureOps = std::to_array<Name>({
-    {"abs", kTorch}, {"absolute", kTorch}, {"add", kTorch}, {"addmm", kTorch}, {"all", kTorch},
-    {"amax", kTorch}, {"amin", kTorch}, {"any", kTorch}, {"arange", kTorch}, {"argmax", kTorch},
-    {"argmin", kTorch}, {"as_tensor", kTorch}, {"bfloat16", kTorch}, {"bmm", kTorch}, {"bool", kTorch},
-    {"cat", kTorch}, {"ceil", kTorch}, {"chunk", kTorch}, {"clamp", kTorch}, {"clamp_", kTorch},
-    {"clamp_max", kTorch}, {"clamp_min", kTorch}, {"clip", kTorch}, {"clone", kTorch},
-    {"contiguous", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch}, {"cos", kTorch},
-    {"cosine_similarity", kTorch}, {"cumsum", kTorch}, {"detach", kTorch}, {"dim", kTensor}, {"div", kTorch},
-    {"double", kTorch}, {"einsum", kTorch}, {"elu", kFunctional}, {"embedding", kTorch}, {"eq", kTorch},
-    {"exp", kTorch}, {"expand", kTensor}, {"expand_as", kTensor}, {"expm1", kTorch}, {"finfo", kTorch},
-    {"flatten", kTorch}, {"float", kTorch}, {"floor", kTorch}, {"full", kTorch}, {"full_like", kTorch},
-    {"gather", kTorch}, {"ge", kTorch}, {"gelu", kFunctional}, {"group_norm", kTorch}, {"gt", kTorch},
-    {"half", kTorch}, {"hardtanh", kFunctional}, {"iinfo", kTorch}, {"index_select", kTorch}, {"int", kTorch},
-    {"isclose", kTorch}, {"isfinite", kTorch}, {"isinf", kTorch}, {"isnan", kTorch}, {"item", kTensor},
-    {"layer_norm", kTorch}, {"le", kTorch}, {"leaky_relu", kFunctional}, {"linear", kFunctional},
-    {"log", kTorch}, {"log1p", kTorch}, {"log2", kTorch}, {"log_softmax", kTorch}, {"logical_and", kTorch},
-    {"logical_not", kTorch}, {"logical_or", kTorch}, {"long", kTorch}, {"lt", kTorch},
-    {"masked_fill", kTorch}, {"matmul", kTorch}, {"max", kTorch}, {"maximum", kTorch}, {"mean", kTorch},
-    {"min", kTorch}, {"minimum", kTorch}, {"mish", kFunctional}, {"mm", kTorch}, {"mul", kTorch},
-    {"nan_to_num", kTorch}, {"narrow", kTorch}, {"ne", kTorch}, {"neg", kTorch}, {"new_full", kTensor},
-    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"norm", kTorch}, {"normalize", kFunctional},
-    {"numel", kTorch}, {"ones", kTorch}, {"ones_like", kTorch}, {"pad", kFunctional}, {"permute", kTorch},
-    {"pow", kTorch}, {"prod", kTorch}, {"reciprocal", kTorch}, {"relu", kTorch}, {"repeat", kTensor},
-    {"reshape", kTorch}, {"reshape_as", kTensor}, {"rms_norm", kTorch}, {"round", kTorch}, {"rsqrt", kTorch},
-    {"select", kTorch}, {"sigmoid", kTorch}, {"sign", kTorch}, {"silu", kFunctional}, {"sin", kTorch},
-    {"size", kTensor}, {"softmax", kTorch}, {"softplus", kFunctional}, {"split", kTorch}, {"sqrt", kTorch},
-    {"square", kTorch}, {"squeeze", kTorch}, {"stack", kTorch}, {"std", kTorch}, {"sub", kTorch},
-    {"sum", kTorch}, {"t", kTorch}, {"tanh", kTorch}, {"tensor", kTorch}, {"to", kTensor},
-    {"transpose", kTorch}, {"tril", kTorch}, {"triu", kTorch}, {"true_divide", kTorch}, {"type_as", kTensor},
-    {"unflatten", kTorch}, {"unsqueeze", kTorch}, {"var", kTorch}, {"view", kTensor}, {"view_as", kTensor},
-    {"where", kTorch}, {"zeros", kTorch}, {"zeros_like", kTorch},
+    {"abs", kTensor}, {"absolute", kTensor}, {"add", kTensor}, {"addmm", kTensor}, {"all", kTensor},
+    {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor}, {"arange", kTorch}, {"argmax", kTensor},
+    {"argmin", kTensor}, {"as_tensor", kTorch}, {"bfloat16", kTensor}, {"bmm", kTensor}, {"bool", kTensor},
+    {"cat", kTorch}, {"ceil", kTensor}, {"chunk", kTensor}, {"clamp", kTensor}, {"clamp_", kTensor},
+    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
+    {"contiguous", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch}, {"cos", kTensor},
+    {"cosine_similarity", kTorch}, {"cumsum", kTensor}, {"detach", kTensor}, {"dim", kTensor}, {"div", kTensor},
+    {"double", kTensor}, {"einsum", kTorch}, {"elu", kFunctional}, {"embedding", kTorch}, {"eq", kTensor},
+    {"exp", kTensor}, {"expand", kTensor}, {"expand_as", kTensor}, {"expm1", kTensor}, {"finfo", kTorch},
+    {"flatten", kTensor}, {"float", kTensor}, {"floor", kTensor}, {"full", kTorch}, {"full_like", kTorch},
+    {"gather", kTensor}, {"ge", kTensor}, {"gelu", kFunctional}, {"group_norm", kTorch}, {"gt", kTensor},
+    {"half", kTensor}, {"hardtanh", kFunctional}, {"iinfo", kTorch}, {"index_select", kTensor}, {"int", kTensor},
+    {"isclose", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor},
+    {"layer_norm", kTorch}, {"le", kTensor}, {"leaky_relu", kFunctional}, {"linear", kFunctional},
+    {"log", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"log_softmax", kTensor}, {"logical_and", kTensor},
+    {"logical_not", kTensor}, {"logical_or", kTensor}, {"long", kTensor}, {"lt", kTensor},
+    {"masked_fill", kTensor}, {"matmul", kTensor}, {"max", kTensor}, {"maximum", kTensor}, {"mean", kTensor},
+    {"min", kTensor}, {"minimum", kTensor}, {"mish", kFunctional}, {"mm", kTensor}, {"mul", kTensor},
+    {"nan_to_num", kTensor}, {"narrow", kTensor}, {"ne", kTensor}, {"neg", kTensor}, {"new_full", kTensor},
+    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"numel", kTensor}, {"ones", kTorch}, {"ones_like", kTorch}, {"pad", kFunctional}, {"permute", kTensor},
+    {"pow", kTensor}, {"prod", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor}, {"repeat", kTensor},
+    {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch}, {"round", kTensor}, {"rsqrt", kTensor},
+    {"select", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kFunctional}, {"sin", kTensor},
+    {"size", kTensor}, {"softmax", kTensor}, {"softplus", kFunctional}, {"split", kTensor}, {"sqrt", kTensor},
+    {"square", kTensor}, {"squeeze", kTensor}, {"stack", kTorch}, {"std", kTensor}, {"sub", kTensor},
+    {"sum", kTensor}, {"t", kTensor}, {"tanh", kTensor}, {"tensor", kTorch}, {"to", kTensor},
+    {"transpose", kTensor}, {"tril", kTensor}, {"triu", kTensor}, {"true_divide", kTensor}, {"type_as", kTensor},
+    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"var", kTensor}, {"view", kTensor}, {"view_as", kTensor},
+    {"where", kTensor}, {"zeros", kTorch}, {"zeros_like", kTorch},
 });
 static_assert(detail::sorted(kPureOps));
 
@@ -212,11 +212,11 @@ static_assert(detail::sorted(kGlobalState));
 // gradient flows through the branch it did not take): the derivatives in torch 2.12.1's
 // tools/autograd/derivatives.yaml (1/x, 1/sqrt(x), log's 1/x, pow's x^(y-1), ...).
 constexpr auto kGradUnsafe = std::to_array<Name>({
-    {"acos", kTorch}, {"asin", kTorch}, {"atan2", kTorch}, {"atanh", kTorch}, {"digamma", kTorch},
-    {"div", kTorch}, {"exp", kTorch}, {"expm1", kTorch}, {"lgamma", kTorch}, {"log", kTorch},
-    {"log10", kTorch}, {"log1p", kTorch}, {"log2", kTorch}, {"norm", kTorch}, {"normalize", kFunctional},
-    {"pow", kTorch}, {"reciprocal", kTorch}, {"rsqrt", kTorch}, {"sqrt", kTorch}, {"std", kTorch},
-    {"tan", kTorch}, {"true_divide", kTorch}, {"var", kTorch},
+    {"acos", kTensor}, {"asin", kTensor}, {"atan2", kTensor}, {"atanh", kTensor}, {"digamma", kTensor},
+    {"div", kTensor}, {"exp", kTensor}, {"expm1", kTensor}, {"lgamma", kTensor}, {"log", kTensor},
+    {"log10", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"pow", kTensor}, {"reciprocal", kTensor}, {"rsqrt", kTensor}, {"sqrt", kTensor}, {"std", kTensor},
+    {"tan", kTensor}, {"true_divide", kTensor}, {"var", kTensor},
 });
 static_assert(detail::sorted(kGradUnsafe));
 
