@@ -1,5 +1,14 @@
-// graphmend knowledge layer: facts about torch ops that the rules share, each with where it
-// comes from. A rule asks here instead of keeping its own list (src/knowledge/).
+// graphmend knowledge layer: the facts about torch and its ecosystem that rules and the analysis
+// share (op names, torch.nn classes, Dynamo's APIs, logging and warnings, Python builtins), each
+// table with where it comes from. A rule asks here instead of keeping its own list.
+//
+// src/knowledge/: shape_ops.cpp (sizes, data-dependent shapes, views, fresh tensors),
+// tensor_ops.cpp (what ops compute: reads of values, elementwise, layouts, purity, randomness,
+// gradients), modules.cpp (torch.nn classes, Dynamo's APIs, the installed nn.Module classes of
+// module_table.txt), loggers.cpp (logging and warnings), python.cpp (builtins and container
+// methods), value_raising.cpp (ops that raise for values). Every table is listed by tables():
+// `graphmend_knowledge` (tools/knowledge.cpp) prints them as JSON and
+// tests/python/test_knowledge.py checks that each entry exists where it says, in torch 2.12.1.
 //
 // Value-raising ops (value_raising_ops). A select (GM201) evaluates every branch, also the one
 // the original `if` did not take. An op that raises for the *values* of an operand, not for
@@ -14,10 +23,214 @@
 // SummaryOps.cpp (bincount), Repeat.cpp, BatchLinearAlgebra.cpp).
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace graphmend::knowledge {
+
+// --- Every table, for the dump and its check against torch -------------------------------------
+
+/// Where a listed name is defined (bits; an entry may name several). The check
+/// (tests/python/test_knowledge.py) looks each one up there.
+enum Where : std::uint32_t {
+    kTorch = 1U << 0,        // torch.NAME
+    kTensor = 1U << 1,       // torch.Tensor.NAME, a method or attribute
+    kFunctional = 1U << 2,   // torch.nn.functional.NAME
+    kLinalg = 1U << 3,       // torch.linalg.NAME
+    kNn = 1U << 4,           // torch.nn.NAME, a class
+    kNnModule = 1U << 5,     // torch.nn.Module.NAME, a method
+    kOp = 1U << 6,           // torch.ops.NS.NAME, written NS::NAME (a custom op: torchvision::nms)
+    kDotted = 1U << 7,       // a dotted name: a module, or an attribute of one (torch.compiler.disable)
+    kBuiltin = 1U << 8,      // builtins.NAME
+    kList = 1U << 9,         // list.NAME
+    kDict = 1U << 10,        // dict.NAME
+    kSet = 1U << 11,         // set.NAME
+    kFile = 1U << 12,        // io.TextIOBase.NAME (a file's method)
+    kLogger = 1U << 13,      // logging.Logger.NAME (with transformers' warning_once, which
+                             // transformers.utils.logging adds to logging.Logger)
+    kOperator = 1U << 14,    // a Python operator (`%`, `//`)
+    kOlderTorch = 1U << 15,  // with kDotted: a spelling of an older torch, gone from torch 2.12.1
+                             // (the check finds its module, and not the name)
+};
+
+struct Name {
+    std::string_view name;
+    std::uint32_t where;
+};
+
+struct Table {
+    std::string_view name;    // what it is called in the dump
+    std::string_view source;  // where its facts come from
+    std::vector<Name> names;
+};
+
+/// Every table of this layer, in a fixed order.
+const std::vector<Table>& tables();
+
+// --- Sizes and shapes (shape_ops.cpp) ----------------------------------------------------------
+
+/// A torch function whose arguments are sizes, and which: `position` the place of its size
+/// among the positional arguments, and `keyword` its keyword name; position -1: every positional
+/// argument (`torch.zeros(2, n)`, `torch.arange(start, end)`, the SymInts of `torch.randint`).
+struct SizeArguments {
+    std::string_view name;
+    std::uint32_t where;
+    int position;
+    std::string_view keyword;
+};
+
+/// The entry for a torch factory (`zeros`, `arange`, `linspace`, ...) or torch.nn.functional's
+/// `one_hot`, or nullptr.
+const SizeArguments* size_arguments(std::string_view name);
+
+/// True for a torch.NAME factory whose positional arguments are sizes (or a range's bounds and
+/// steps): the entries of size_arguments that torch itself defines.
+bool size_factory(std::string_view name);
+
+/// True for a Tensor method whose arguments are sizes (`view`, `split`, `new_zeros`, ...).
+bool size_method(std::string_view name);
+
+/// True for a torch function or Tensor method whose output shape depends on the data
+/// (`nonzero`, `argwhere`, `unique`, `unique_consecutive`, `masked_select`, and `bincount`,
+/// whose length is the largest value plus one): Dynamo breaks there (GB0036 "Dynamic shape
+/// operator", torch 2.12.1, unless capture_dynamic_output_shape_ops; bincount measured on
+/// torchvision's equalize, `torch.bincount(x, minlength=256)`). `nonzero_static` takes its size as an argument and is
+/// not one.
+bool dynamic_shape_op(std::string_view name);
+
+/// Calls whose arguments are sizes or shapes, by their last name (GM401's report of what a
+/// value read into Python feeds).
+bool shape_call(std::string_view name);
+
+/// Tensor methods whose result may be a view of (or share the storage of) the receiver, and
+/// Tensor attributes that are views (`T`, `mT`, `real`, ...) (GM503: the list a tensor is built
+/// from stays the tensor's values only while no view escapes).
+bool view_method(std::string_view name);
+bool view_attribute(std::string_view name);
+
+/// Tensor methods (and torch functions) whose result may be their input itself or a view of
+/// it: a conversion to what it already is (`.to`, `.float`, `.contiguous`), a view (`.view`,
+/// `.reshape`, `.transpose`, ...), `.detach` (GM201: a select hands out a new tensor).
+bool may_alias(std::string_view name);
+
+/// Calls that make a new tensor, with storage of its own (one table): by attribute name
+/// (`torch.zeros`, `x.new_zeros`, `x.clone()`: fresh_tensor), by torch function
+/// (allocating_function, the full dotted name `torch.zeros`) and by Tensor method
+/// (allocating_method, `x.repeat(...)`).
+bool fresh_tensor(std::string_view name);
+bool allocating_function(std::string_view dotted);
+bool allocating_method(std::string_view name);
+
+// --- What ops compute (tensor_ops.cpp) ---------------------------------------------------------
+
+/// Calls in a test that read tensor values (`x.any()`, `x.sum()`, `x.item()`, ...).
+bool reads_values(std::string_view name);
+
+/// Tensor methods whose result is computed from the values (reductions and comparisons): on a
+/// receiver of unknown kind they still mark a tensor (the value analysis).
+bool value_reduction(std::string_view name);
+
+/// Tensor methods (and the torch functions of those names) that give a boolean tensor.
+bool boolean_result(std::string_view name);
+
+/// Tensor methods that return a Python number, not a tensor (`dim`, `numel`, `stride`, ...).
+bool number_method(std::string_view name);
+
+/// torch.NAME that returns no tensor (`finfo`, `device`, `no_grad`, ...).
+bool python_valued_torch(std::string_view name);
+
+/// Namespaces whose functions return tensors (`torch`, `torch.nn.functional`, ...).
+bool tensor_namespace(std::string_view dotted);
+
+/// Tensor methods that work element by element (conversions of dtype and device included).
+bool elementwise_method(std::string_view name);
+/// torch.NAME / torch.nn.functional.NAME that work element by element on every argument.
+bool elementwise_function(std::string_view name);
+/// Tensor methods whose arguments take part in broadcasting.
+bool broadcast_method(std::string_view name);
+/// Tensor methods and torch functions whose result has the layout (shape, dtype, device) of
+/// their first operand when every other operand is a Python number or has that layout.
+bool same_layout_method(std::string_view name);
+bool same_layout_function(std::string_view name);
+
+/// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness.
+bool pure_op(std::string_view name);
+/// Calls that draw random numbers (the dropouts and the in-place samplers `uniform_`, ... included).
+bool random_op(std::string_view name);
+/// torch functions that draw random numbers, touch global state (seeds, files) or give
+/// uninitialized values (`empty`) (GM201).
+bool impure_torch(std::string_view name);
+/// Operations whose gradient can be inf/NaN where their value is finite or unused.
+bool grad_unsafe(std::string_view name);
+
+// --- torch.nn classes and Dynamo's APIs (modules.cpp) ------------------------------------------
+
+/// torch.nn modules whose forward keeps no state and draws no random numbers.
+bool stateless_module(std::string_view class_name);
+/// torch.nn modules whose forward returns one tensor.
+bool tensor_module(std::string_view class_name);
+/// torch.nn modules whose forward works on the last dimension of each row.
+bool rowwise_module(std::string_view class_name);
+/// torch.nn modules that work element by element.
+bool elementwise_module(std::string_view class_name);
+
+/// nn.Module classes of torch outside torch.nn (`torch.jit.ScriptModule`, `torch.fx.GraphModule`,
+/// ...), by dotted name; torch.ao.nn's too.
+bool other_torch_module(std::string_view dotted);
+
+/// Decorators and calls that make Dynamo skip a function (it runs eagerly, untraced).
+bool untraced_api(std::string_view dotted);
+/// Dynamo puts a call to these in the graph without tracing the body.
+bool opaque_api(std::string_view dotted);
+/// torch.compile and its spellings; with `factory`, also the APIs that only make a compiler
+/// to call (`torch._dynamo.optimize(...)(f)`).
+bool compile_api(std::string_view dotted, bool factory);
+
+/// The installed nn.Module classes graphmend ships (src/knowledge/module_table.txt, made by
+/// tools/module_table.cpp): class name -> the modules that bind it.
+const std::unordered_map<std::string, std::vector<std::string>>& installed_module_classes();
+
+// --- logging and warnings (loggers.cpp) --------------------------------------------------------
+
+/// What a logger factory returns, by the module it comes from and its name: a logging.Logger
+/// (`logging.getLogger`; the `get_logger` of transformers', diffusers' and huggingface_hub's
+/// `utils.logging`, which call it), something else (accelerate.logging's `get_logger` returns a
+/// MultiProcessAdapter, a logging.LoggerAdapter without makeRecord or handle, which graphmend's
+/// runtime calls to replay a deferred record), or not known. `module` is the dotted module the
+/// name is imported from ("" for a name the file binds itself).
+enum class LoggerFactory { Logger, NotLogger, Unknown };
+LoggerFactory logger_factory(std::string_view module, std::string_view name);
+
+/// The methods of a logging.Logger that log a record (`info`, `warning`, transformers'
+/// `warning_once`, ...).
+bool logger_method(std::string_view name);
+
+/// The warnings API a call of `module`.`name` is (`warnings`.`warn`).
+bool warning_function(std::string_view module, std::string_view name);
+
+// --- Python (python.cpp) -----------------------------------------------------------------------
+
+/// Python builtins that have no effect on the values a model passes them (GM201's branches, the
+/// row rewrites' calls that run for more rows).
+bool pure_builtin(std::string_view name);
+/// Builtins a model calls (not project functions) (GM503).
+bool common_builtin(std::string_view name);
+/// List methods that leave the list as it is.
+bool list_read(std::string_view name);
+/// Methods that change their receiver: of lists, dicts, sets, files and nn.Modules.
+bool mutating_method(std::string_view name);
+/// Names of builtins a class may derive from (never an nn.Module): the classes listed, and any
+/// name ending in Error, Exception or Warning, and the exception groups.
+bool builtin_class(std::string_view name);
+/// Packages outside the inputs whose classes graphmend knows to be nn.Modules or not: torch and
+/// the standard library modules classes come from, by their top-level name.
+bool known_package(std::string_view top_level);
+
+// --- Ops that raise for values (value_raising.cpp) ---------------------------------------------
 
 /// Which operand's values make the op raise.
 enum class RaisingOperand {
@@ -41,6 +254,8 @@ struct ValueRaisingOp {
     std::string_view only_with;
     /// What torch 2.12.1 raises, for the report.
     std::string_view raises;
+    /// Where the name is defined (Where bits).
+    std::uint32_t where;
 };
 
 /// Every value-raising op graphmend knows, in one table (src/knowledge/value_raising.cpp).
@@ -48,23 +263,6 @@ std::span<const ValueRaisingOp> value_raising_ops();
 
 /// The entry for a torch function, Tensor method or operator name, or nullptr.
 const ValueRaisingOp* value_raising_op(std::string_view name);
-
-/// True for a torch function or Tensor method whose output shape depends on the data
-/// (`nonzero`, `argwhere`, `unique`, `unique_consecutive`, `masked_select`, and `bincount`,
-/// whose length is the largest value plus one): Dynamo breaks there (GB0036 "Dynamic shape
-/// operator", torch 2.12.1, unless capture_dynamic_output_shape_ops; bincount measured on
-/// torchvision's equalize, `torch.bincount(x, minlength=256)`). `nonzero_static` takes its size as an argument and is
-/// not one.
-bool dynamic_shape_op(std::string_view name);
-
-/// What a logger factory returns, by the module it comes from and its name: a logging.Logger
-/// (`logging.getLogger`; the `get_logger` of transformers', diffusers' and huggingface_hub's
-/// `utils.logging`, which call it), something else (accelerate.logging's `get_logger` returns a
-/// MultiProcessAdapter, a logging.LoggerAdapter without makeRecord or handle, which graphmend's
-/// runtime calls to replay a deferred record), or not known. `module` is the dotted module the
-/// name is imported from ("" for a name the file binds itself).
-enum class LoggerFactory { Logger, NotLogger, Unknown };
-LoggerFactory logger_factory(std::string_view module, std::string_view name);
 
 /// torch.nn modules whose forward raises for the values of its input (nn.Embedding: an index
 /// out of range), by class name; nullptr for any other class.

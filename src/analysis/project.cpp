@@ -14,7 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "graphmend/analysis.hpp"
-#include "graphmend/module_table.hpp"
+#include "graphmend/knowledge.hpp"
 
 namespace graphmend::analysis {
 
@@ -29,56 +29,7 @@ bool is_torch_nn_name(const std::string& dotted) {
            !dotted.starts_with("torch.nn.utils") && !dotted.starts_with("torch.nn.init");
 }
 
-// nn.Module classes of torch outside torch.nn.
-bool is_other_torch_module(const std::string& dotted) {
-    static const std::set<std::string, std::less<>> names = {
-        "torch.jit.ScriptModule",        "torch.jit.RecursiveScriptModule",  "torch.fx.GraphModule",
-        "torch.fx.graph_module.GraphModule", "torch._dynamo.OptimizedModule", "torch._dynamo.eval_frame.OptimizedModule",
-    };
-    return dotted.starts_with("torch.ao.nn.") || names.contains(dotted);
-}
-
-// The shipped table (src/knowledge/module_table.txt): class name -> modules that bind it.
-// Lines are `module: Class Class ...`; `#` starts a comment line.
-const std::unordered_map<std::string, std::vector<std::string>>& module_table() {
-    static const auto table = [] {
-        std::unordered_map<std::string, std::vector<std::string>> t;
-        std::string_view text = table::module_table_txt;
-        while (!text.empty()) {
-            const auto eol = text.find('\n');
-            std::string_view line = text.substr(0, eol);
-            text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
-            const auto colon = line.find(':');
-            if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
-            const std::string module(line.substr(0, colon));
-            std::string_view rest = line.substr(colon + 1);
-            while (!rest.empty()) {
-                const auto start = rest.find_first_not_of(' ');
-                if (start == std::string_view::npos) break;
-                rest = rest.substr(start);
-                const auto end = rest.find(' ');
-                t[std::string(rest.substr(0, end))].push_back(module);
-                rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-            }
-        }
-        return t;
-    }();
-    return table;
-}
-
 bool is_function_node(const Node& n) { return n.is("function_definition") || n.is("lambda"); }
-
-// Decorators and calls that make Dynamo skip a function (it runs eagerly, untraced).
-bool is_untraced_api(const std::string& dotted) {
-    return dotted == "torch.compiler.disable" || dotted == "torch._dynamo.disable" ||
-           dotted == "torch._disable_dynamo" || dotted == "torch._dynamo.decorators.disable" ||
-           dotted == "torch._dynamo.eval_frame.disable";
-}
-// Dynamo puts a call to these in the graph without tracing the body.
-bool is_opaque_api(const std::string& dotted) {
-    return dotted == "torch.compiler.allow_in_graph" || dotted == "torch._dynamo.allow_in_graph" ||
-           dotted == "torch._dynamo.nonstrict_trace";
-}
 
 // The positional arguments of a call.
 std::vector<Node> positional_args(const Node& call) {
@@ -108,7 +59,7 @@ bool is_torch_module(const std::string& dotted) { return dotted == "torch" || do
 // `TAIL.C` (`from ...modeling_utils import PreTrainedModel`: TAIL "modeling_utils"): an M
 // that is TAIL or ends with `.TAIL`, the first in name order; any M for an empty TAIL.
 std::optional<std::string> table_entry(const std::string& cls, const std::string& tail) {
-    const auto& table = module_table();
+    const auto& table = knowledge::installed_module_classes();
     const auto it = table.find(cls);
     if (it == table.end()) return std::nullopt;
     std::optional<std::string> best;
@@ -120,24 +71,10 @@ std::optional<std::string> table_entry(const std::string& cls, const std::string
     return *best + "." + cls;
 }
 
-// Names of builtins a class may derive from: never an nn.Module, nothing to say.
-bool is_builtin_base(const std::string& name) {
-    static const std::set<std::string, std::less<>> names = {
-        "object", "dict", "list", "tuple", "set", "frozenset", "int", "float", "complex", "str", "bytes",
-        "bytearray", "type", "property", "staticmethod", "classmethod", "super", "memoryview", "range", "slice"};
-    return names.contains(name) || name.ends_with("Error") || name.ends_with("Exception") ||
-           name.ends_with("Warning") || name == "BaseExceptionGroup" || name == "ExceptionGroup";
-}
-
 // Packages outside the inputs whose classes graphmend knows to be nn.Modules or not: torch
 // (is_external_module_class) and the standard library modules classes come from.
 bool is_known_package(const std::string& dotted) {
-    static const std::set<std::string, std::less<>> roots = {
-        "torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses", "contextlib",
-        "numbers", "types", "builtins", "functools", "threading", "multiprocessing", "io", "json", "os", "pathlib",
-        "unittest", "argparse", "logging", "string", "warnings", "weakref", "queue", "asyncio", "concurrent",
-        "ctypes", "inspect", "copy", "pickle", "socketserver", "http", "ast"};
-    return roots.contains(dotted.substr(0, dotted.find('.')));
+    return knowledge::known_package(std::string_view(dotted).substr(0, dotted.find('.')));
 }
 
 // True when a dotted module name says it holds loggers: a part `logging`, `log`, `logger`,
@@ -169,11 +106,11 @@ bool name_says_logger(std::string name) {
 }  // namespace
 
 bool is_external_module_class(const std::string& dotted) {
-    if (is_torch_nn_name(dotted) || is_other_torch_module(dotted)) return true;
+    if (is_torch_nn_name(dotted) || knowledge::other_torch_module(dotted)) return true;
     const auto dot = dotted.rfind('.');
     if (dot == std::string::npos) return false;
     const std::string_view module = std::string_view(dotted).substr(0, dot);
-    const auto& table = module_table();
+    const auto& table = knowledge::installed_module_classes();
     const auto it = table.find(dotted.substr(dot + 1));
     if (it == table.end()) return false;
     // `P.C` matches an entry `M: C` when P is M or a package above it (re-exports).
@@ -571,7 +508,7 @@ Project::BaseReading Project::read_base(std::size_t file, const ClassInfo& info,
                                                   chain, s.name)};
     }
     // Resolved to nothing.
-    if (rest.empty() && is_builtin_base(first)) return {};
+    if (rest.empty() && knowledge::builtin_class(first)) return {};
     if (imp != nullptr) {
         return {BaseReading::Unknown, fmt::format("base `{}` could not be resolved: `{}` names no class graphmend can "
                                                   "see there",
@@ -797,8 +734,8 @@ Project::Tracing Project::tracing_of(std::size_t file, const Node& function) con
             const Node callee = e.is("call") ? e.field("function") : e;
             const Symbol s = resolve_expr(file, callee);
             if (s.kind != Symbol::External) continue;
-            if (is_opaque_api(s.name)) return Tracing::Skipped;
-            if (!is_untraced_api(s.name)) continue;
+            if (knowledge::opaque_api(s.name)) return Tracing::Skipped;
+            if (!knowledge::untraced_api(s.name)) continue;
             if (e.is("call")) {
                 if (const Node r = keyword_arg(e, "recursive"); r && r.text() == "False") return Tracing::SkippedAlone;
             }
@@ -808,21 +745,10 @@ Project::Tracing Project::tracing_of(std::size_t file, const Node& function) con
     return Tracing::Traced;
 }
 
-namespace {
-
-// torch.compile and its aliases; with `factory`, also the APIs that return a compiler
-// (`torch._dynamo.optimize(backend)(f)`).
-bool is_compile_api_name(const std::string& dotted, bool factory) {
-    if (dotted == "torch.compile" || dotted == "torch.compiler.compile") return true;
-    return factory && (dotted == "torch._dynamo.optimize" || dotted == "torch._dynamo.optimize_assert");
-}
-
-}  // namespace
-
 bool Project::is_compile_api(std::size_t file, const Node& expr, bool factory) const {
     if (!expr.is("identifier") && !expr.is("attribute")) return false;
     const Symbol s = resolve_expr(file, expr);
-    return s.kind == Symbol::External && is_compile_api_name(s.name, factory);
+    return s.kind == Symbol::External && knowledge::compile_api(s.name, factory);
 }
 
 void Project::compute_scope() {
@@ -957,7 +883,7 @@ void Project::compute_scope() {
     for (const std::size_t f : by_path_) {
         for (const std::string& callee : files_[f].index.compile_callees) {
             const Symbol s = resolve_dotted(f, callee);
-            compiles[f] = compiles[f] || (s.kind == Symbol::External && is_compile_api_name(s.name, true));
+            compiles[f] = compiles[f] || (s.kind == Symbol::External && knowledge::compile_api(s.name, true));
         }
         bool forward = false;
         for (const auto& [name, info] : files_[f].index.classes) {

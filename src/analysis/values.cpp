@@ -1,6 +1,7 @@
 // The value analysis: see include/graphmend/values.hpp.
 #include "graphmend/values.hpp"
 
+#include "graphmend/knowledge.hpp"
 #include "graphmend/liveness.hpp"
 #include "graphmend/runtime_sources.hpp"
 
@@ -22,23 +23,6 @@ constexpr int kMaxDepth = 24;
 constexpr int kReachingHop = 4;  // the depth one reaching assignment costs: at most 6 hops
 constexpr std::size_t kMaxItems = 8;
 
-// Methods whose result reads tensor values; on a receiver of unknown kind they still
-// mark a tensor (`self.fc(x).abs().max()`), as the spelling-based analysis did.
-const std::set<std::string_view> kReductions{
-    "any",  "all",  "sum",   "mean",  "max",   "min",      "amax", "amin", "norm", "std", "var",
-    "abs",  "isnan", "isinf", "isfinite", "eq", "ne", "gt",  "lt",   "ge",   "le",   "count_nonzero",
-    "prod", "logical_and", "logical_or", "logical_not", "argmax", "argmin", "allclose"};
-
-// Tensor methods that do not return a tensor.
-const std::set<std::string_view> kTensorNumberMethods{"dim", "numel", "nelement", "element_size",
-                                                      "ndimension", "data_ptr", "get_device", "stride",
-                                                      "storage_offset", "__len__"};
-
-// torch.* names that return no tensor.
-const std::set<std::string_view> kTorchStatic{"finfo", "iinfo", "device", "dtype", "Size", "Generator",
-                                              "get_default_dtype", "typename", "numel", "result_type",
-                                              "promote_types", "can_cast", "no_grad", "enable_grad",
-                                              "set_grad_enabled", "inference_mode", "autocast", "compile"};
 
 // The value of a call of torch.NAME that returns no tensor; none for the others. torch.Size(...)
 // and torch.broadcast_shapes(...) make a torch.Size: shapes, which Dynamo knows at trace time
@@ -50,26 +34,9 @@ std::optional<Value> torch_static_value(const std::string& name) {
         return Value::of(kBool | kOther);
     }
     if (name == "Size" || name == "broadcast_shapes") return Value::of(kSize);
-    if (kTorchStatic.contains(name)) return Value::of(kOther);
+    if (knowledge::python_valued_torch(name)) return Value::of(kOther);
     return std::nullopt;
 }
-
-// Sub-namespaces of torch whose functions return tensors.
-const std::set<std::string_view> kTorchTensorNamespaces{"torch", "torch.nn.functional", "torch.linalg",
-                                                        "torch.fft", "torch.special", "torch.Tensor"};
-
-// torch.nn modules whose forward returns one tensor.
-const std::set<std::string_view> kTensorModules{
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding", "Identity",
-    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
-    "Hardtanh", "Flatten", "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Sequential", "MaxPool1d",
-    "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Upsample", "PReLU",
-    // Losses: one tensor whatever the reduction.
-    "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss",
-    "HuberLoss", "KLDivLoss", "CTCLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
-    "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
-    "MultiMarginLoss", "MultiLabelMarginLoss"};
 
 // The kinds `isinstance(x, T)` admits for one class T, by its spelling; 0 when unknown.
 std::uint16_t kinds_of_class(std::string_view t) {
@@ -874,7 +841,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             const std::string ns = torch.substr(0, dot);
             const std::string name = torch.substr(dot + 1);
             if (const auto v = torch_static_value(name)) return *v;
-            if (kTorchTensorNamespaces.contains(ns)) {
+            if (knowledge::tensor_namespace(ns)) {
                 if (name == "split" || name == "chunk" || name == "unbind" || name == "meshgrid" ||
                     name == "broadcast_tensors" || name == "split_with_sizes" || name == "tensor_split") {
                     return Value::of(kSeq);
@@ -903,7 +870,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
             if (method == "tolist") return Value::of(kSeq | kNumber, true);
             if (method == "size") return args.empty() ? Value::of(kSize) : Value::of(kNumber);
             if (method == "equal") return Value::of(kBool, true);
-            if (kTensorNumberMethods.contains(method)) return Value::of(kNumber);
+            if (knowledge::number_method(method)) return Value::of(kNumber);
             if (method.starts_with("is_")) return Value::of(kBool);
             if (method == "type" && args.empty()) return Value::of(kStr);
             if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
@@ -915,7 +882,7 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
         // `.item()` / `.tolist()` of a value not known to be a tensor (numpy, a list): no data read.
         if (method == "item") return Value::of(kNumber | kUnknown);
         if (method == "tolist") return Value::of(kSeq | kUnknown);
-        if (kReductions.contains(method) && !recv.only(kSeq | kNumber | kStr | kBool | kNone | kOther | kSize)) {
+        if (knowledge::value_reduction(method) && !recv.only(kSeq | kNumber | kStr | kBool | kNone | kOther | kSize)) {
             const std::string_view root = obj.text();
             if (root != "np" && root != "numpy" && root != "math") return Value::of(kTensor);
         }
@@ -924,13 +891,13 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
     if (const Summary* callee = callee_of(f, call, &module)) return callee->ret;
     if (module.kinds == kModule && module.cls.starts_with("torch.nn.")) {
         const std::string name = module.cls.substr(module.cls.rfind('.') + 1);
-        return kTensorModules.contains(name) ? Value::of(kTensor) : Value::of(kUnknown);
+        return knowledge::tensor_module(name) ? Value::of(kTensor) : Value::of(kUnknown);
     }
     // `x = self.layer(h)` where layer is a project module without a known forward, or a local module.
     if (fn.is("identifier") && f.env) {
         if (const auto it = f.env->find(text(fn)); it != f.env->end() && it->second.only(kModule)) {
             const std::string& cls = it->second.cls;
-            if (cls.starts_with("torch.nn.") && kTensorModules.contains(cls.substr(cls.rfind('.') + 1))) {
+            if (cls.starts_with("torch.nn.") && knowledge::tensor_module(cls.substr(cls.rfind('.') + 1))) {
                 return Value::of(kTensor);
             }
         }

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <array>
 
-#include "graphmend/knowledge.hpp"
+#include "table.hpp"
 
 namespace graphmend::knowledge {
 
@@ -17,36 +17,45 @@ constexpr std::string_view kIndexBounds = "IndexError/RuntimeError: index out of
 
 // Sorted by name (value_raising_op searches it).
 constexpr std::array kOps{
-    ValueRaisingOp{"%", Divisor, 1, "", "", kZeroDivision},
-    ValueRaisingOp{"//", Divisor, 1, "", "", kZeroDivision},
-    ValueRaisingOp{"bincount", Input, 0, "input", "", "RuntimeError: bincount only supports 1-d non-negative integral inputs"},
-    ValueRaisingOp{"cholesky", Input, 0, "input", "", "torch.linalg.LinAlgError: the input is not positive-definite"},
-    ValueRaisingOp{"div", Divisor, 1, "other", "rounding_mode", kZeroDivision},
-    ValueRaisingOp{"embedding", Index, 0, "input", "", "IndexError: index out of range in self"},
-    ValueRaisingOp{"floor_divide", Divisor, 1, "other", "", kZeroDivision},
-    ValueRaisingOp{"fmod", Divisor, 1, "other", "", kZeroDivision},
-    ValueRaisingOp{"gather", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"index_add", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"index_copy", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"index_fill", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"index_put", Index, 1, "indices", "", kIndexBounds},
-    ValueRaisingOp{"index_select", Index, 2, "index", "", "IndexError: index out of range in self"},
-    ValueRaisingOp{"inv", Input, 0, "A", "", "torch.linalg.LinAlgError: the matrix is singular"},
-    ValueRaisingOp{"inverse", Input, 0, "input", "", "torch.linalg.LinAlgError: the matrix is singular"},
-    ValueRaisingOp{"multinomial", Input, 0, "input", "", "RuntimeError: invalid multinomial distribution"},
-    ValueRaisingOp{"narrow", Index, 2, "start", "", "IndexError: start out of range"},
-    ValueRaisingOp{"one_hot", Index, 0, "tensor", "", "RuntimeError: Class values must be smaller than num_classes."},
-    ValueRaisingOp{"remainder", Divisor, 1, "other", "", kZeroDivision},
-    ValueRaisingOp{"repeat_interleave", Input, 1, "repeats", "", "RuntimeError: repeats can not be negative"},
-    ValueRaisingOp{"scatter", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"scatter_add", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"scatter_reduce", Index, 2, "index", "", kIndexBounds},
-    ValueRaisingOp{"solve", Input, 0, "A", "", "torch.linalg.LinAlgError: the matrix is singular"},
-    ValueRaisingOp{"take", Index, 1, "index", "", "IndexError: out of range"},
-    ValueRaisingOp{"take_along_dim", Index, 1, "indices", "", kIndexBounds},
+    ValueRaisingOp{"%", Divisor, 1, "", "", kZeroDivision, kOperator},
+    ValueRaisingOp{"//", Divisor, 1, "", "", kZeroDivision, kOperator},
+    ValueRaisingOp{"bincount", Input, 0, "input", "",
+                   "RuntimeError: bincount only supports 1-d non-negative integral inputs", kTorch | kTensor},
+    ValueRaisingOp{"cholesky", Input, 0, "input", "",
+                   "torch.linalg.LinAlgError: the input is not positive-definite", kLinalg},
+    ValueRaisingOp{"div", Divisor, 1, "other", "rounding_mode", kZeroDivision, kTorch | kTensor},
+    ValueRaisingOp{"embedding", Index, 0, "input", "",
+                   "IndexError: index out of range in self", kTorch | kFunctional},
+    ValueRaisingOp{"floor_divide", Divisor, 1, "other", "", kZeroDivision, kTorch | kTensor},
+    ValueRaisingOp{"fmod", Divisor, 1, "other", "", kZeroDivision, kTorch | kTensor},
+    ValueRaisingOp{"gather", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"index_add", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"index_copy", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"index_fill", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"index_put", Index, 1, "indices", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"index_select", Index, 2, "index", "", "IndexError: index out of range in self", kTorch | kTensor},
+    ValueRaisingOp{"inv", Input, 0, "A", "", "torch.linalg.LinAlgError: the matrix is singular", kLinalg},
+    ValueRaisingOp{"inverse", Input, 0, "input", "",
+                   "torch.linalg.LinAlgError: the matrix is singular", kTorch | kTensor},
+    ValueRaisingOp{"multinomial", Input, 0, "input", "",
+                   "RuntimeError: invalid multinomial distribution", kTorch | kTensor},
+    ValueRaisingOp{"narrow", Index, 2, "start", "", "IndexError: start out of range", kTorch | kTensor},
+    ValueRaisingOp{"one_hot", Index, 0, "tensor", "",
+                   "RuntimeError: Class values must be smaller than num_classes.", kFunctional},
+    ValueRaisingOp{"remainder", Divisor, 1, "other", "", kZeroDivision, kTorch | kTensor},
+    ValueRaisingOp{"repeat_interleave", Input, 1, "repeats", "",
+                   "RuntimeError: repeats can not be negative", kTorch | kTensor},
+    ValueRaisingOp{"scatter", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"scatter_add", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"scatter_reduce", Index, 2, "index", "", kIndexBounds, kTorch | kTensor},
+    ValueRaisingOp{"solve", Input, 0, "A", "", "torch.linalg.LinAlgError: the matrix is singular", kLinalg},
+    ValueRaisingOp{"take", Index, 1, "index", "", "IndexError: out of range", kTorch | kTensor},
+    ValueRaisingOp{"take_along_dim", Index, 1, "indices", "", kIndexBounds, kTorch | kTensor},
 };
+static_assert(detail::sorted(kOps));
 
-constexpr ValueRaisingOp kEmbeddingModule{"Embedding", Index, 0, "input", "", "IndexError: index out of range in self"};
+constexpr ValueRaisingOp kEmbeddingModule{"Embedding", Index, 0, "input", "", "IndexError: index out of range in self",
+                                          kNn};
 
 }  // namespace
 
@@ -61,5 +70,15 @@ const ValueRaisingOp* value_raising_op(std::string_view name) {
 const ValueRaisingOp* value_raising_module(std::string_view class_name) {
     return class_name == kEmbeddingModule.name ? &kEmbeddingModule : nullptr;
 }
+
+namespace detail {
+
+void add_value_raising_tables(std::vector<Table>& out) {
+    out.push_back(table("value_raising_ops", "torch 2.12.1 ATen checks; tests/python/test_value_raising.py", kOps));
+    out.push_back(table("value_raising_modules", "torch 2.12.1 nn.Embedding",
+                        std::array<ValueRaisingOp, 1>{kEmbeddingModule}));
+}
+
+}  // namespace detail
 
 }  // namespace graphmend::knowledge

@@ -46,6 +46,20 @@ def test_sizes_are_sizes_and_bincount_is_named():
     assert breaks[0] == 15  # nothing breaks on lines 12-14: the fill values and linspace's ends are traced
 
 
+def test_logspace_and_randint_sizes_are_reported_where_dynamo_breaks():
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "size_factories.py"
+    reported = sorted(s["line"] for _, s in check(fixture))
+    module = load_module(fixture, "size_factories_orig")
+    breaks = []
+    for name in ("LogspaceEnds", "LogspaceSteps", "RandintSize", "RandintHigh"):
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(getattr(module, name)())(torch.tensor([1.0, -1.0, 2.0]))
+        breaks += [r.user_stack[-1].lineno for r in explained.break_reasons
+                   if r.user_stack and r.reason.startswith("Data dependent operator")]
+    assert reported == sorted(set(breaks)) == [19, 25, 31]
+
+
 def test_a_logger_that_is_no_logging_logger_is_refused_and_named(tmp_path):
     # accelerate's get_logger returns a LoggerAdapter, which has no makeRecord or handle: the
     # runtime's replay of a deferred record would raise. transformers' get_logger returns a

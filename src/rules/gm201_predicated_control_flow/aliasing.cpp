@@ -8,25 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "graphmend/knowledge.hpp"
 #include "predicated_control_flow.hpp"
 
 namespace graphmend::rules::control_flow {
-
-namespace {
-
-// Tensor methods (and torch.* functions) whose result may be their input itself or a view
-// of it: a conversion to what it already is (`.to`, `.float`, `.contiguous`), a view
-// (`.view`, `.reshape`, `.transpose`, ...), `.detach`.
-const std::set<std::string_view> kMayAlias{
-    "to",        "type",       "type_as",   "float",     "double",   "half",     "bfloat16", "int",
-    "long",      "short",      "bool",      "byte",      "char",     "contiguous", "cpu",    "cuda",
-    "view",      "view_as",    "reshape",   "reshape_as", "expand",  "expand_as", "t",       "transpose",
-    "permute",   "squeeze",    "unsqueeze", "flatten",   "unflatten", "movedim", "moveaxis", "swapaxes",
-    "swapdims",  "detach",     "narrow",    "select",    "diagonal", "as_strided", "unfold", "split",
-    "chunk",     "unbind",     "tensor_split", "hsplit", "vsplit",   "real",     "imag",     "requires_grad_",
-    "view_as_real", "view_as_complex", "align_as", "rename", "refine_names", "coalesce", "pin_memory"};
-
-}  // namespace
 
 bool may_alias(const Node& value) {
     const Node e = syntax::without_parens(value);
@@ -42,7 +27,7 @@ bool may_alias(const Node& value) {
         const Node fn = e.field("function");
         if (!fn.is("attribute")) return true;  // a function or a module of the project: not known
         const std::string_view method = fn.field("attribute").text();
-        if (kMayAlias.contains(method)) return true;
+        if (knowledge::may_alias(method)) return true;  // a view, or a conversion to what it is
         const Node obj = syntax::without_parens(fn.field("object"));
         // `self.layer(x)`: a submodule may return its input (nn.Identity, dropout in eval).
         if (obj.is("identifier") && obj.text() == "self") return true;

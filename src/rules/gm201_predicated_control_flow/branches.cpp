@@ -2,6 +2,7 @@
 // class around the function holds (see predicated_control_flow.hpp).
 #include "predicated_control_flow.hpp"
 
+#include "graphmend/knowledge.hpp"
 #include "rules/support/check_call.hpp"
 #include "rules/support/deferred_call.hpp"
 #include "rules/support/site.hpp"
@@ -16,9 +17,6 @@ namespace {
 // statement between them reads it (no alias can exist), and `stmt` reads it only as the
 // receiver of copy_. Then `NAME.copy_(SRC)` can become `NAME = copy of NAME with SRC`.
 bool fresh_local(const Node& def, const Node& stmt, const std::string& name) {
-    static const std::set<std::string_view> kFactories{
-        "zeros_like", "ones_like", "empty_like", "full_like", "zeros", "ones", "empty", "full",
-        "new_zeros", "new_ones", "new_empty", "new_full", "clone"};
     std::vector<Node> assignments;
     bool ok = true;
     syntax::walk(def.field("body"), [&](const Node& n) {
@@ -52,7 +50,7 @@ bool fresh_local(const Node& def, const Node& stmt, const std::string& name) {
     const Node right = assignments[0].field("right");
     if (!right || !right.is("call")) return false;
     const Node fn = right.field("function");
-    return fn.is("attribute") && kFactories.contains(fn.field("attribute").text());
+    return fn.is("attribute") && knowledge::fresh_tensor(fn.field("attribute").text());
 }
 
 }  // namespace

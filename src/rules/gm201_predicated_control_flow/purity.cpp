@@ -1,5 +1,7 @@
 // GM201: which calls and expressions a branch may evaluate when the test does not pick it
-// (see predicated_control_flow.hpp).
+// (see predicated_control_flow.hpp). What is known of torch's ops, modules and Python's builtins
+// (pure, random, stateless, with an unsafe gradient, raising for values) is the knowledge
+// layer's (src/knowledge/tensor_ops.cpp, modules.cpp, python.cpp, value_raising.cpp).
 #include "predicated_control_flow.hpp"
 
 #include "graphmend/knowledge.hpp"
@@ -9,46 +11,6 @@
 namespace graphmend::rules::control_flow {
 
 namespace {
-
-// Tensor methods (and torch functions) known to be pure: no state, no I/O, no randomness.
-const std::set<std::string_view> kPureMethods{
-    "abs", "absolute", "add", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "bfloat16", "bmm",
-    "bool", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "contiguous", "cos",
-    "cumsum", "detach", "dim", "div", "double", "einsum", "eq", "exp", "expand", "expand_as", "expm1",
-    "flatten", "float", "floor", "gather", "ge", "gelu", "gt", "half", "index_select", "int", "isfinite",
-    "isinf", "isnan", "le", "log", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
-    "logical_or", "long", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
-    "mul", "narrow", "ne", "neg", "new_full", "new_ones", "new_zeros", "norm", "numel", "permute", "pow",
-    "prod", "reciprocal", "relu", "repeat", "reshape", "reshape_as", "round", "rsqrt", "select", "sigmoid",
-    "sign", "silu", "sin", "size", "softmax", "split", "sqrt", "square", "squeeze", "std", "sub", "sum",
-    "t", "tanh", "to", "transpose", "tril", "triu", "true_divide", "type_as", "unflatten", "unsqueeze",
-    "var", "view", "view_as", "where", "zeros_like", "ones_like", "full_like", "finfo", "iinfo", "tensor", "item",
-    "as_tensor", "zeros", "ones", "full", "arange", "cat", "stack", "isclose", "clamp_", "nan_to_num",
-    "linear", "layer_norm", "rms_norm", "group_norm", "embedding", "conv1d", "conv2d", "conv3d",
-    "softplus", "leaky_relu", "elu", "mish", "hardtanh", "pad", "normalize", "cosine_similarity"};
-
-// torch functions that draw random numbers or touch global state.
-const std::set<std::string_view> kImpureTorch{
-    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
-    "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "rrelu", "manual_seed", "seed", "save", "load", "empty", "empty_like"};
-
-// Python builtins that are pure on the values a model passes them.
-const std::set<std::string_view> kPureBuiltins{"min", "max", "abs", "len", "float", "int", "bool", "tuple",
-                                               "round", "isinstance", "getattr", "hasattr", "any", "all", "sum",
-                                               "range", "enumerate", "zip", "reversed", "list", "str"};
-
-// torch.nn modules whose forward keeps no state and draws no random numbers.
-const std::set<std::string_view> kStatelessModules{
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "Identity", "ReLU", "GELU",
-    "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU", "ELU", "Softplus",
-    "Hardtanh", "Flatten", "Unflatten"};
-
-// Operations whose gradient can be inf/NaN where their value is finite or unused.
-const std::set<std::string_view> kGradUnsafe{
-    "div", "true_divide", "reciprocal", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "pow", "exp",
-    "expm1", "std", "var", "norm", "acos", "asin", "atanh", "tan", "lgamma", "digamma", "atan2", "normalize"};
 
 // A number literal other than 0 (`2`, `15.0`, `-1`): a divisor that cannot be zero.
 bool nonzero_number(const Node& n) {
@@ -104,8 +66,9 @@ std::string Checker::value_raise(const Node& n, std::size_t file) {
         for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
             if (index.is("comment") || boolean_index(index)) continue;  // a shape, not a value, breaks there
             if (!index.is("slice") && tensor(index) && tensor(n.field("value"))) {
-                static constexpr knowledge::ValueRaisingOp kIndexing{"[]", knowledge::RaisingOperand::Index, 1, "",
-                                                                     "", "IndexError: index out of bounds"};
+                static constexpr knowledge::ValueRaisingOp kIndexing{
+                    "[]", knowledge::RaisingOperand::Index, 1, "", "", "IndexError: index out of bounds",
+                    knowledge::kOperator};
                 return why(n, index, kIndexing);
             }
         }
@@ -271,16 +234,16 @@ std::string Checker::call_impurity(const Node& call, bool follow) {
         }
     }
     if (fn.is("identifier")) {
-        if (kPureBuiltins.contains(fn.text())) return "";
+        if (knowledge::pure_builtin(fn.text())) return "";
         return fmt::format("calls {}(), which is not known to be pure", fn.text());
     }
     if (!fn.is("attribute")) return fmt::format("calls {}", fn.text());
     const std::string_view name = fn.field("attribute").text();
     const Node obj = fn.field("object");
-    if (kGradUnsafe.contains(name)) grad_unsafe = true;
+    if (knowledge::grad_unsafe(name)) grad_unsafe = true;
     if (obj.text() == "self") {
         const auto it = submodules.find(std::string(name));
-        if (it != submodules.end() && kStatelessModules.contains(it->second)) {
+        if (it != submodules.end() && knowledge::stateless_module(it->second)) {
             calls_submodule = true;
             return "";
         }
@@ -291,8 +254,8 @@ std::string Checker::call_impurity(const Node& call, bool follow) {
         return fmt::format("calls self.{}(), code that may have effects", name);
     }
     if (name.ends_with("_")) return fmt::format("in-place {}() on a tensor that outlives the branch", name);
-    if (kImpureTorch.contains(name)) return fmt::format("{}() draws random numbers", name);
-    if (kPureMethods.contains(name)) return "";
+    if (knowledge::impure_torch(name)) return fmt::format("{}() draws random numbers", name);
+    if (knowledge::pure_op(name)) return "";
     return fmt::format("calls {}(), which is not known to be pure", fn.text());
 }
 

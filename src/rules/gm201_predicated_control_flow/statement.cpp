@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "graphmend/emit.hpp"
+#include "graphmend/knowledge.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/tensor_test.hpp"
 #include "predicated_control_flow.hpp"
@@ -480,15 +481,7 @@ std::string gate_checks(const Node& stmt, Plan& plan) {
 // shown, and the report says the select holds only where the layouts agree at run time.
 // No dtypes are known: math (`sqrt`, `exp`, `/`, `* 0.5`) is taken to keep the dtype, as it
 // does for the floating-point tensors of model code; an integer tensor's would become float.
-bool keeps_layout_method(std::string_view m) {
-    static const std::set<std::string_view> kMethods{
-        "abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max",
-        "clip", "masked_fill", "contiguous", "clone", "detach", "sin", "cos", "reciprocal", "square", "pow", "floor",
-        "ceil", "round", "trunc", "sign", "logical_not", "bitwise_not", "nan_to_num", "softmax", "log_softmax",
-        "cumsum", "cumprod", "tril", "triu", "flip", "roll", "add", "sub", "mul", "div", "exp2", "erf",
-        "gelu", "silu"};
-    return kMethods.contains(m);
-}
+// Which methods and torch functions keep the layout: knowledge::same_layout_method/_function.
 
 bool is_python_literal(const Node& e) {
     if (e.is("unary_operator")) return is_python_literal(e.field("argument"));
@@ -549,17 +542,6 @@ bool scalar_operand(const Context& ctx, const Node& e, const Branch* b = nullptr
     }
     const auto v = ctx.values.eval(ctx.file, e);
     return v.only(analysis::kNumber | analysis::kBool) && !v.data;
-}
-
-// torch.NAME(first, ...) whose result has the layout of `first` when every other argument is a
-// Python number (or has first's layout).
-bool keeps_layout_function(std::string_view f) {
-    static const std::set<std::string_view> kFunctions{
-        "clamp", "clip", "maximum", "minimum", "abs", "exp", "log", "sigmoid", "tanh", "relu", "nan_to_num",
-        "masked_fill", "softmax", "log_softmax", "sqrt", "rsqrt", "neg", "sign", "floor", "ceil", "round", "trunc",
-        "tril", "triu", "logical_not", "mul", "add", "sub", "div", "pow", "square", "erf", "cumsum", "clamp_min",
-        "clamp_max", "fmax", "fmin"};
-    return kFunctions.contains(f);
 }
 
 // The other arguments of a call keep `source`'s layout: Python numbers, dims, or values of
@@ -637,7 +619,7 @@ std::string layout_source(const Context& ctx, const Node& e, const Branch* b, st
                 }
                 return layout_source(ctx, args[0], b, before, depth + 1);
             }
-            if (!keeps_layout_function(name)) return "";
+            if (!knowledge::same_layout_function(name)) return "";
             auto source = layout_source(ctx, args[0], b, before, depth + 1);
             return !source.empty() && arguments_keep(ctx, args, 1, source, b, before, depth) ? source : "";
         }
@@ -647,7 +629,7 @@ std::string layout_source(const Context& ctx, const Node& e, const Branch* b, st
             auto source = layout_source(ctx, object, b, before, depth + 1);
             return source.empty() ? "" : "reduce(" + source + ")";
         }
-        if (!keeps_layout_method(name)) return "";
+        if (!knowledge::same_layout_method(name)) return "";
         auto source = layout_source(ctx, object, b, before, depth + 1);
         return !source.empty() && arguments_keep(ctx, args, 0, source, b, before, depth) ? source : "";
     }

@@ -47,16 +47,6 @@ const RuleInfo kInfo{"GM401", "data-dependent-shape",
                      "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)",
                      {.dynamic_shape = true}};
 
-// Calls whose arguments are sizes or shapes.
-const std::set<std::string_view> kShapeCalls{
-    "split", "split_with_sizes", "tensor_split", "view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
-    "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "range", "narrow", "randn", "rand",
-    "unflatten", "pad", "interpolate", "repeat_interleave", "topk", "chunk"};
-
-// torch functions whose positional arguments are sizes (or a range's bounds).
-const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
-                                                 "linspace", "eye", "randperm"};
-
 
 Node function_of(const Node& n) {
     Node def = analysis::enclosing_function(n);
@@ -273,7 +263,7 @@ std::vector<std::string> feeds(const Node& def, const std::string& name) {
             if (p.is("call")) {
                 const Node fn = p.field("function");
                 const std::string_view callee = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
-                if (kShapeCalls.contains(callee)) {
+                if (callee == "range" || knowledge::shape_call(callee)) {
                     add(fmt::format("{} sizes at line {}", fn.text(), p.position().line));
                     break;
                 }
@@ -335,10 +325,6 @@ private:
     // A call that gives a boolean tensor of a tensor: `m.any(dim=-1)`, `m.all()`, `x.bool()`,
     // `x.eq(y)`, `x.isnan()`, `x.logical_and(y)`, and the torch functions of those names.
     static bool boolean_call(const Context& ctx, const Node& call) {
-        static const std::set<std::string_view> kBoolean{
-            "any", "all", "bool", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal",
-            "not_equal", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or",
-            "logical_not", "logical_xor", "isin"};
         const Node fn = call.field("function");
         if (!fn.is("attribute")) return false;
         // `x.to(torch.bool)`, `x.to(dtype=torch.bool)`, `x.type(torch.bool)`.
@@ -349,7 +335,7 @@ private:
             });
             return to_bool && ctx.values.eval(ctx.file, fn.field("object")).tensor();
         }
-        if (!kBoolean.contains(fn.field("attribute").text())) return false;
+        if (!knowledge::boolean_result(fn.field("attribute").text())) return false;
         if (ctx.project.external_name(ctx.file, fn).starts_with("torch.")) return true;  // torch.isnan(x)
         return ctx.values.eval(ctx.file, fn.field("object")).tensor();  // x.isnan()
     }
@@ -475,16 +461,17 @@ private:
         // A tensor given where torch wants a size: `torch.arange(seq_len)` with seq_len a 0-d
         // tensor is read into Python there (GB0124 unless capture_scalar_outputs), and the
         // result's shape follows the data.
-        if (torch_fn && (kSizeFactories.contains(method) || method == "one_hot")) {
-            // `F.one_hot(x, num_classes)`: the class count is a size. `torch.full(size, fill_value)`:
-            // only the first argument is (a tensor fill value is traced); `torch.linspace(start,
-            // end, steps)`: only `steps` is (InternLM's remote code passes a tensor fill value,
-            // reported as a size before). The other factories: every positional argument.
+        const knowledge::SizeArguments* factory = torch_fn ? knowledge::size_arguments(method) : nullptr;
+        if (factory) {
+            // Which arguments are sizes (src/knowledge/shape_ops.cpp): `F.one_hot(x, num_classes)`:
+            // the class count. `torch.full(size, fill_value)`: only the first argument (a tensor
+            // fill value is traced); `torch.linspace(start, end, steps)` and `torch.logspace`: only
+            // `steps` (InternLM's remote code passes a tensor fill value, reported as a size
+            // before). The other factories: every positional argument (torch.randint's low and
+            // high too: SymInts that torch reads into Python).
             std::vector<Node> given;
-            if (method == "one_hot" || method == "full" || method == "linspace") {
-                const Node a = method == "one_hot" ? call_argument(call, 1, "num_classes")
-                               : method == "full"  ? call_argument(call, 0, "size")
-                                                   : call_argument(call, 2, "steps");
+            if (factory->position >= 0) {
+                const Node a = call_argument(call, static_cast<std::size_t>(factory->position), factory->keyword);
                 if (a) given.push_back(a);
             } else {
                 for (const Node& a : args) {

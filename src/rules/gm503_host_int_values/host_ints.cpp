@@ -30,6 +30,7 @@
 #include <optional>
 #include <set>
 
+#include "graphmend/knowledge.hpp"
 #include "rules/support/tensor_test.hpp"
 
 namespace graphmend::rules {
@@ -39,24 +40,6 @@ using syntax::Node;
 namespace {
 
 std::uint32_t line_of(const Node& n) { return n.position().line; }
-
-// Torch factories whose positional arguments are sizes (or a range's bounds and steps).
-const std::set<std::string_view> kSizeFactories{"arange", "zeros", "ones", "empty", "full", "randn", "rand",
-                                                 "linspace", "logspace", "eye", "randperm", "randint"};
-// Tensor methods whose arguments are sizes.
-const std::set<std::string_view> kSizeMethods{"split", "split_with_sizes", "view", "reshape", "expand", "repeat",
-                                              "new_zeros", "new_ones", "new_empty", "new_full", "narrow",
-                                              "unflatten", "tensor_split", "chunk"};
-// Methods and attributes that give a view of (or the storage of) their receiver.
-const std::set<std::string_view> kViews{"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
-                                        "narrow", "select", "flatten", "unflatten", "detach", "as_strided",
-                                        "split", "chunk", "unbind", "movedim", "t", "diagonal", "view_as",
-                                        "expand_as", "reshape_as", "tensor_split", "swapaxes", "swapdims",
-                                        "contiguous", "to", "type", "long", "int", "cpu", "cuda", "numpy",
-                                        "data_ptr", "untyped_storage", "storage"};
-const std::set<std::string_view> kViewAttributes{"T", "mT", "H", "mH", "data", "real", "imag"};
-// List methods that leave the list as it is.
-const std::set<std::string_view> kListReads{"index", "count", "copy"};
 
 // The outermost parentheses around `n` (`n` itself when there are none).
 Node outer(Node n) {
@@ -209,11 +192,6 @@ void walk_with_function(const Node& root, const Node& def, Visit&& visit) {
         return visit(n, def);
     });
 }
-
-const std::set<std::string_view> kBuiltins{
-    "len", "range", "isinstance", "enumerate", "zip", "list", "tuple", "int", "float", "bool", "str", "dict",
-    "set", "min", "max", "sum", "any", "all", "getattr", "setattr", "hasattr", "super", "print", "type",
-    "sorted", "reversed", "map", "filter", "abs", "round", "iter", "next", "callable", "id", "repr", "format"};
 
 // The parameter of `def` that the argument `arg` (a keyword_argument, or a positional argument
 // of the argument_list `args`) binds; "" when none does by name or position.
@@ -418,7 +396,7 @@ struct Matcher {
                 why = fmt::format("line {} changes an element of `{}` in place", line_of(p), name);
             } else if (p.is("attribute") && p.field("object") == o) {
                 const auto attr = p.field("attribute").text();
-                if (attr.ends_with("_") || kViews.contains(attr) || kViewAttributes.contains(attr)) {
+                if (attr.ends_with("_") || knowledge::view_method(attr) || knowledge::view_attribute(attr)) {
                     why = fmt::format("`{}` at line {} may change an element of `{}`", p.text(), line_of(p), name);
                 }
             } else if (p.is("subscript") && p.field("value") == o) {
@@ -431,7 +409,7 @@ struct Matcher {
                 const Node fn = call.field("function");
                 const bool tensor_method =
                     fn.is("attribute") && !fn.field("attribute").text().ends_with("_") &&
-                    (kSizeMethods.contains(fn.field("attribute").text()) ||
+                    (knowledge::size_method(fn.field("attribute").text()) ||
                      ctx.values.eval(f, fn.field("object")).only(analysis::kTensor));
                 if (!torch_call(f, call) && !tensor_method) {
                     why = fmt::format("an element of `{}` is passed to `{}` at line {}", name, fn.text(),
@@ -482,7 +460,7 @@ struct Matcher {
                     // A module call: `self.layer(...)`, or a local iterating modules (`layer(...)`).
                     const bool module_call =
                         forward && ((fn.is("attribute") && fn.field("object").text() == "self") ||
-                                    (fn.is("identifier") && !kBuiltins.contains(fn.text()) &&
+                                    (fn.is("identifier") && !knowledge::common_builtin(fn.text()) &&
                                      !index.classes.contains(text(fn)) && !index.functions.contains(text(fn)) &&
                                      !index.find_import(text(fn))));
                     if (named || module_call) {
@@ -603,13 +581,13 @@ struct Matcher {
                 }
                 if (p.is("attribute") && p.field("object") == o) {
                     const auto attr = p.field("attribute").text();
-                    if (kViewAttributes.contains(attr)) {
+                    if (knowledge::view_attribute(attr)) {
                         t = p;
                         continue;
                     }
                     const Node call = outer(p).parent();
                     if (call.is("call") && call.field("function") == p) {
-                        if (kViews.contains(attr)) {
+                        if (knowledge::view_method(attr)) {
                             t = call;
                             continue;
                         }
@@ -709,7 +687,7 @@ struct Matcher {
             const Node p = o.parent();
             if (p.is("attribute") && p.field("object") == o) {
                 const auto attr = p.field("attribute").text();
-                if (kListReads.contains(attr)) return true;
+                if (knowledge::list_read(attr)) return true;
                 if (attr == "append" && n.end() < made) return true;  // filled before the tensor is made
                 why = fmt::format("`{}` at line {} changes the list{}", p.text(), line_of(p),
                                   made ? " after the tensor was made from it" : "");
@@ -1042,7 +1020,7 @@ std::string element_uses(const Context& ctx, const Node& def, const Node& scope,
             const Node fn = call.field("function");
             const std::string ext = ctx.project.external_name(ctx.file, fn);
             const std::string_view method = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
-            if (ext.starts_with("torch.") && kSizeFactories.contains(method)) {
+            if (ext.starts_with("torch.") && knowledge::size_factory(method)) {
                 if (arg.is("keyword_argument") && arg.field("name").text() != "steps" &&
                     arg.field("name").text() != "start" && arg.field("name").text() != "end" &&
                     arg.field("name").text() != "size") {
@@ -1054,7 +1032,7 @@ std::string element_uses(const Context& ctx, const Node& def, const Node& scope,
                 return true;
             }
             // `view`, `reshape`, ... exist on tensors only; `split` on strings too.
-            if (!ext.starts_with("torch.") && fn.is("attribute") && kSizeMethods.contains(method) && !is_float &&
+            if (!ext.starts_with("torch.") && fn.is("attribute") && knowledge::size_method(method) && !is_float &&
                 tensorish(ctx.values.eval(ctx.file, fn.field("object")), method != "split")) {
                 if (arg.is("keyword_argument") && arg.field("name").text() != "size" &&
                     arg.field("name").text() != "split_size_or_sections" && arg.field("name").text() != "sizes") {
@@ -1218,7 +1196,7 @@ bool feeds_sizes(const Context& ctx, const Node& region, const std::set<std::str
                 const Node fn = p.field("function");
                 const std::string_view m = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
                 const bool torch_fn = ctx.project.external_name(ctx.file, fn).starts_with("torch.");
-                if ((torch_fn && kSizeFactories.contains(m)) || (!torch_fn && kSizeMethods.contains(m))) found = true;
+                if ((torch_fn && knowledge::size_factory(m)) || (!torch_fn && knowledge::size_method(m))) found = true;
             }
             if (found) break;
         }

@@ -32,6 +32,7 @@
 #include <set>
 
 #include "graphmend/emit.hpp"
+#include "graphmend/knowledge.hpp"
 #include "graphmend/liveness.hpp"
 #include "graphmend/runtime_sources.hpp"
 #include "rules/support/site.hpp"
@@ -66,13 +67,6 @@ std::vector<Node> indices_of(const Node& subscript) {
     if (out.size() == 1 && syntax::without_parens(out[0]).is("tuple")) out = syntax::without_parens(out[0]).named_children();
     return out;
 }
-
-const std::set<std::string_view> kAllocating{
-    "torch.zeros", "torch.ones",       "torch.full",      "torch.empty",      "torch.eye",
-    "torch.arange", "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like",
-};
-const std::set<std::string_view> kAllocatingMethods{"repeat", "clone", "new_zeros", "new_ones", "new_full",
-                                                     "new_empty"};
 
 struct Matcher {
     const Context& ctx;
@@ -320,8 +314,8 @@ bool allocates(const Context& ctx, const Node& e) {
         if (arg.is("keyword_argument") && arg.field("name").text() == "out") return false;  // the caller's tensor
     }
     const Node fn = call.field("function");
-    if (kAllocating.contains(ctx.project.external_name(ctx.file, fn))) return true;
-    return fn.is("attribute") && kAllocatingMethods.contains(fn.field("attribute").text());
+    if (knowledge::allocating_function(ctx.project.external_name(ctx.file, fn))) return true;
+    return fn.is("attribute") && knowledge::allocating_method(fn.field("attribute").text());
 }
 
 }  // namespace

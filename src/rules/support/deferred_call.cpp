@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "graphmend/knowledge.hpp"
 #include "lazy_message.hpp"
 
 namespace graphmend::rules {
@@ -13,9 +14,6 @@ namespace graphmend::rules {
 using syntax::Node;
 
 namespace {
-
-const std::set<std::string_view> kLogMethods{"debug", "info",  "warning", "warn",  "warning_once",
-                                             "error", "exception", "critical", "fatal", "log"};
 
 enum class Kind { None, Print, Log, Warn };
 
@@ -47,8 +45,8 @@ Call classify(const Node& call, const Context& ctx) {
     if (fn.is("identifier")) {
         const std::string name(fn.text());
         if (name == "print" && !module_binds(idx, name)) return {Kind::Print, "", ""};
-        if (const auto* imp = idx.find_import(name); imp && imp->module == "warnings" && imp->name == "warn" &&
-                                                    imp->level == 0) {
+        if (const auto* imp = idx.find_import(name);
+            imp && knowledge::warning_function(imp->module, imp->name) && imp->level == 0) {
             return {Kind::Warn, "", ""};
         }
         return {};
@@ -58,21 +56,20 @@ Call classify(const Node& call, const Context& ctx) {
     const std::string attr(fn.field("attribute").text());
     if (!obj.is("identifier")) return {};
     const std::string base(obj.text());
-    if (idx.loggers.contains(base) && kLogMethods.contains(attr)) return {Kind::Log, base, attr};
-    if (const auto it = idx.not_loggers.find(base); it != idx.not_loggers.end() && kLogMethods.contains(attr)) {
+    if (idx.loggers.contains(base) && knowledge::logger_method(attr)) return {Kind::Log, base, attr};
+    if (const auto it = idx.not_loggers.find(base); it != idx.not_loggers.end() && knowledge::logger_method(attr)) {
         return {Kind::Log, base, attr, "",
                 fmt::format("`{}` is {}: the runtime replays a deferred record through a logging.Logger's "
                             "makeRecord and handle",
                             base, it->second)};
     }
-    if (attr == "warn") {
-        if (const auto* imp = idx.find_import(base); imp && imp->module == "warnings" && imp->name.empty()) {
-            return {Kind::Warn, "", ""};
-        }
+    if (const auto* imp = idx.find_import(base);
+        imp && imp->name.empty() && knowledge::warning_function(imp->module, attr)) {
+        return {Kind::Warn, "", ""};
     }
     // A logger the module imports (`from .log_utils import logger`): the runtime finds it by
     // its name in the module's globals, where the import binds it, as the call did.
-    if (kLogMethods.contains(attr)) {
+    if (knowledge::logger_method(attr)) {
         const analysis::ImportedLogger l = ctx.project.imported_logger(ctx.file, base);
         switch (l.kind) {
             case analysis::ImportedLogger::Logger:

@@ -74,12 +74,4 @@ inline int spatial_dims(std::string_view leaf) {
     return c >= '1' && c <= '3' ? c - '0' : 0;
 }
 
-/// Tensor methods whose arguments take part in broadcasting.
-inline const std::set<std::string_view> kOperandMethods{"mul", "add", "sub", "div", "pow", "clamp", "clamp_min",
-                                                        "clamp_max", "masked_fill", "maximum", "minimum"};
-/// torch.nn modules that work element by element.
-inline const std::set<std::string_view> kElementwiseModules{
-    "Identity", "SiLU", "GELU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "Mish", "LeakyReLU", "ELU", "SELU", "CELU",
-    "Hardswish", "Hardsigmoid", "Hardtanh", "Softplus", "LogSigmoid"};
-
 }  // namespace graphmend::rules::layout

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "graphmend/knowledge.hpp"
 #include "row_layout.hpp"
 
 namespace graphmend::rules {
@@ -124,7 +125,7 @@ std::optional<Layout> RowFlow::strict_module(const Node& e, const Callable& c, c
         fail(e, fmt::format("`{}` on rows of a rank not shown to be at least {} ({})", leaf, k, why));
         return false;
     };
-    if (kElementwiseModules.contains(leaf)) return in;
+    if (knowledge::elementwise_module(leaf)) return in;
     if (leaf == "Dropout") {
         needs_eval = true;
         return in;
@@ -166,7 +167,7 @@ std::optional<Layout> RowFlow::strict_method(const Node& e, const Node& recv, co
     if (!r) return std::nullopt;
     if (!r->rows) return Layout{};
     for (const Node& a : args) {
-        if (holds_rows(a) && !kOperandMethods.contains(m) && m != "to" && m != "type_as") {
+        if (holds_rows(a) && !knowledge::broadcast_method(m) && m != "to" && m != "type_as") {
             fail(a, fmt::format("rows passed to `.{}()`", m));
             return std::nullopt;
         }
@@ -208,7 +209,7 @@ std::optional<Layout> RowFlow::strict_method(const Node& e, const Node& recv, co
         if (m == "unsqueeze") return Layout{true, r->blocks, r->rank.known() ? Rank{r->rank.n + 1, r->rank.exact} : Rank{}};
         return Layout{true, r->blocks, Rank{*d + 1, true}};
     }
-    if (kOperandMethods.contains(m)) {
+    if (knowledge::broadcast_method(m)) {
         std::vector<Node> operands{recv};
         for (const Node& a : pos) operands.push_back(a);
         for (const Node& a : args) {

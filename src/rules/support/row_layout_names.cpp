@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "site.hpp"
+#include "graphmend/knowledge.hpp"
 #include "row_layout.hpp"
 
 namespace graphmend::rules {
@@ -203,7 +204,7 @@ Rank RowFlow::plain_rank(const Node& node) const {
     if (n > 0 && leaf.starts_with("Conv") && leaf.size() == 6) {
         return in.known() && in.n >= n + 2 ? exact(n + 2) : Rank{n + 1, false};
     }
-    if (kElementwiseModules.contains(leaf)) return in;
+    if (knowledge::elementwise_module(leaf)) return in;
     return {};
 }
 
@@ -212,9 +213,6 @@ Rank RowFlow::plain_rank(const Node& node) const {
 // tensor methods that do not end in `_` (nor start with it, nor draw random numbers), and a few
 // builtins; not project code or modules.
 bool RowFlow::strict_effects(const Node& body) {
-    static const std::set<std::string_view> kBuiltins{"len", "int", "float", "bool", "tuple", "list", "min",
-                                                      "max", "abs", "range", "isinstance", "getattr", "hasattr",
-                                                      "round", "sum", "zip", "enumerate"};
     bool ok = true;
     syntax::walk(body, [&](const Node& n) {
         if (!ok || n.is("function_definition") || n.is("class_definition")) return false;
@@ -223,14 +221,13 @@ bool RowFlow::strict_effects(const Node& body) {
         const std::string ext = ctx_.project.external_name(file_, fn);
         const std::string_view leaf = last_part(ext.empty() ? std::string_view(fn.text()) : std::string_view(ext));
         bool pure = false;
-        const bool random = leaf.starts_with("rand") || leaf == "normal" || leaf == "bernoulli" ||
-                            leaf == "multinomial" || leaf == "poisson" || leaf.find("seed") != std::string_view::npos ||
-                            leaf.find("dropout") != std::string_view::npos;
+        const bool random = knowledge::random_op(leaf) || leaf.starts_with("rand") ||
+                            leaf.find("seed") != std::string_view::npos || leaf.find("dropout") != std::string_view::npos;
         if (!leaf.empty() && leaf.back() != '_' && leaf.front() != '_' && !random) {
             if (starts(ext, "torch.")) {
                 pure = !starts(ext, "torch.nn.") || starts(ext, "torch.nn.functional.");
             } else if (fn.is("identifier")) {
-                pure = kBuiltins.contains(leaf) && ctx_.project.callee(file_, n, owner_) == std::nullopt &&
+                pure = knowledge::pure_builtin(leaf) && ctx_.project.callee(file_, n, owner_) == std::nullopt &&
                        !ctx_.project.class_named(file_, fn);
             } else if (fn.is("attribute") && !starts(fn.text(), "self.")) {
                 const std::string_view m = fn.field("attribute").text();

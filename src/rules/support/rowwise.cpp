@@ -15,6 +15,7 @@
 #include "rowwise.hpp"
 
 #include "graphmend/analysis.hpp"
+#include "graphmend/knowledge.hpp"
 #include "site.hpp"
 
 #include <fmt/format.h>
@@ -28,24 +29,6 @@ using syntax::Node;
 
 namespace {
 
-const std::set<std::string_view> kElementwiseMethods{
-    "to",    "type",   "float", "half",  "bfloat16", "double",    "int",       "long",    "bool",  "contiguous",
-    "clone", "detach", "sigmoid", "tanh", "relu",    "exp",       "log",       "abs",     "neg",   "sqrt",
-    "rsqrt", "square", "pow",   "clamp", "clamp_min", "clamp_max", "mul",      "add",     "sub",   "div",
-    "type_as", "sin",  "cos",   "erf",   "reciprocal", "exp2",    "log1p",     "expm1",   "sign",  "floor",
-    "ceil",  "round",  "trunc", "masked_fill", "nan_to_num", "silu", "gelu",  "softplus"};
-
-// torch.X / torch.nn.functional.X that work element by element on every argument.
-const std::set<std::string_view> kElementwiseFunctions{
-    "sigmoid", "tanh", "relu", "exp", "silu", "gelu", "relu6", "leaky_relu", "elu", "selu", "celu", "mish",
-    "softplus", "hardswish", "hardsigmoid", "hardtanh", "logsigmoid", "mul", "add", "sub", "div", "maximum",
-    "minimum", "clamp", "pow", "sqrt", "rsqrt", "abs", "neg", "square", "erf", "sin", "cos", "log", "log1p",
-    "gelu_new", "quick_gelu"};
-
-// torch.nn modules whose forward works on the last dimension of each row.
-const std::set<std::string_view> kRowwiseModules{
-    "Linear", "Identity", "SiLU", "GELU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "LayerNorm", "RMSNorm", "Mish",
-    "LeakyReLU", "ELU", "SELU", "CELU", "Hardswish", "Hardsigmoid", "Hardtanh", "Softplus", "GLU", "LogSigmoid"};
 
 
 // The last component of a dotted name.
@@ -358,8 +341,8 @@ std::string overridden_across_files(const Context& ctx, std::size_t file, const 
 
 }  // namespace
 
-bool is_elementwise_method(std::string_view name) { return kElementwiseMethods.contains(name); }
-bool is_elementwise_function(std::string_view name) { return kElementwiseFunctions.contains(name); }
+bool is_elementwise_method(std::string_view name) { return knowledge::elementwise_method(name); }
+bool is_elementwise_function(std::string_view name) { return knowledge::elementwise_function(name); }
 
 std::string owner_of(const Node& function) {
     for (Node p = function.parent(); p; p = p.parent()) {
@@ -387,7 +370,7 @@ Callable made_module(const Context& ctx, const analysis::FunctionRef& maker, int
                                ? callable_of(ctx, maker.file, maker.node, owner_of(maker.node), parts[0], depth + 1)
                                : Callable{};
         if (c.kind != Callable::External || !c.external.starts_with("torch.") ||
-            !kRowwiseModules.contains(last_part(c.external))) {
+            !knowledge::rowwise_module(last_part(c.external))) {
             other = true;
         } else if (first.kind == Callable::None) {
             first = c;
@@ -577,19 +560,6 @@ bool RowFlow::holds_rows(const Node& e) const {
     return found;
 }
 
-// Calls that draw random numbers: the static form may run them more often, or on other shapes.
-const std::set<std::string_view> kRandom{"rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
-                                         "normal", "bernoulli", "multinomial", "randperm", "poisson", "dropout",
-                                         "uniform_", "normal_", "exponential_", "geometric_", "cauchy_",
-                                         "log_normal_", "random_", "bernoulli_"};
-// Builtins that have no effect.
-const std::set<std::string_view> kPureBuiltins{"getattr", "len", "int", "float", "bool", "isinstance", "hasattr",
-                                               "range", "min", "max", "tuple", "list", "str", "slice", "abs"};
-// Methods that change their receiver.
-const std::set<std::string_view> kMutating{"append", "extend", "insert", "pop", "remove", "clear", "update",
-                                           "setdefault", "add", "discard", "write", "register_buffer",
-                                           "register_parameter", "add_module", "apply"};
-
 std::optional<bool> RowFlow::expr(const Node& expr_node) {
     const Node e = syntax::without_parens(expr_node);
     if (!e) return false;
@@ -729,19 +699,20 @@ bool RowFlow::pure(const Node& e) {
         if (!n.is("call")) return true;
         const Node fn = syntax::without_parens(n.field("function"));
         const std::string_view name = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
-        if (kRandom.contains(name) || (name.ends_with("_") && !name.ends_with("__"))) {
+        // Random draws: the static form may run them more often, or on other shapes.
+        if (knowledge::random_op(name) || (name.ends_with("_") && !name.ends_with("__"))) {
             ok = fail(n, fmt::format("`{}` draws random numbers or changes a tensor in place", fn.text()));
             return false;
         }
         if (fn.is("identifier")) {
-            if (kPureBuiltins.contains(name)) return true;
+            if (knowledge::pure_builtin(name)) return true;
             const std::string ext = ctx_.project.external_name(file_, fn);
             if (ext.starts_with("torch.")) return true;
             ok = fail(n, fmt::format("`{}(...)` may have effects the static form would repeat", fn.text()));
             return false;
         }
         if (fn.is("attribute")) {
-            if (kMutating.contains(name)) {
+            if (knowledge::mutating_method(name)) {
                 ok = fail(n, fmt::format("`{}` changes its receiver", fn.text()));
                 return false;
             }
@@ -810,7 +781,7 @@ std::optional<bool> RowFlow::call(const Node& e) {
         if (!recv) return std::nullopt;
         if (*recv) {
             const std::string m = text(fn.field("attribute"));
-            if (kElementwiseMethods.contains(m)) return true;
+            if (knowledge::elementwise_method(m)) return true;
             if ((m == "matmul" || m == "mm") && !any_row_arg) return true;
             // `X[None, I].reshape(-1, D)`: the rows of a 2-D X back in one dimension (Mixtral's idiom).
             // Anywhere else a reshape can merge or split rows.
@@ -832,7 +803,7 @@ std::optional<bool> RowFlow::call(const Node& e) {
     const std::string ext = ctx_.project.external_name(file_, fn);
     if (ext.starts_with("torch.")) {
         const std::string_view leaf = last_part(ext);
-        if (kElementwiseFunctions.contains(leaf)) return true;
+        if (knowledge::elementwise_function(leaf)) return true;
         if (leaf == "einsum" && einsum_rowwise(args, row_args)) return true;
         if ((leaf == "linear" || leaf == "matmul" || leaf == "layer_norm" || leaf == "rms_norm") && row_args[0] &&
             std::count(row_args.begin(), row_args.end(), true) == 1) {
@@ -855,7 +826,7 @@ std::optional<bool> RowFlow::callable(const Node& e, const Callable& c, const st
             return true;
         case Callable::External: {
             const std::string_view leaf = last_part(c.external);
-            if (c.external.starts_with("torch.") && kRowwiseModules.contains(leaf) && row_args.size() == 1) return true;
+            if (c.external.starts_with("torch.") && knowledge::rowwise_module(leaf) && row_args.size() == 1) return true;
             if (leaf == "Dropout" && c.external.starts_with("torch.") && row_args.size() == 1) {
                 needs_eval = true;  // identity in eval mode; the static form then requires it
                 return true;

@@ -1,6 +1,8 @@
 // Tests that read tensor values: see src/rules/support/tensor_test.hpp.
 #include "tensor_test.hpp"
 
+#include "graphmend/knowledge.hpp"
+
 #include <fmt/format.h>
 
 #include <functional>
@@ -15,11 +17,6 @@ using syntax::Node;
 
 namespace {
 
-// Calls in a test that read tensor values.
-const std::set<std::string_view> kDataReads{
-    "any",  "all",  "item",   "sum",   "mean",  "max",   "min",      "amax",     "amin",  "norm", "std",
-    "var",  "abs",  "isnan",  "isinf", "isfinite", "eq", "ne",       "gt",       "lt",    "ge",   "le",
-    "count_nonzero", "prod", "equal"};
 
 // `a is b` / `a is not b`: settled without reading tensor values.
 bool identity_test(const Node& comparison) {
@@ -43,7 +40,7 @@ bool torch_state_query(std::string_view name) {
 
 }  // namespace
 
-bool is_data_read(std::string_view name) { return kDataReads.contains(name); }
+bool is_data_read(std::string_view name) { return knowledge::reads_values(name); }
 
 std::set<std::string> tensor_locals(const Node& function, const analysis::Values& values, std::size_t file) {
     std::set<std::string> names;

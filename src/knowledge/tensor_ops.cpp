@@ -1,0 +1,267 @@
+// What ops compute, and whether they are pure: see include/graphmend/knowledge.hpp. Where each
+// entry is defined (Where) is checked against torch 2.12.1 by tests/python/test_knowledge.py.
+#include "table.hpp"
+
+namespace graphmend::knowledge {
+
+namespace {
+
+// Calls in a test that read tensor values: reductions and comparisons whose result a test then
+// reads (Dynamo: GB0170 "Data-dependent branching" on the test, torch 2.12.1), `item` (GB0124)
+// and `equal` (a Python bool read from the data).
+constexpr auto kValueReads = std::to_array<Name>({
+    {"abs", kTensor}, {"all", kTensor}, {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor},
+    {"count_nonzero", kTensor}, {"eq", kTensor}, {"equal", kTensor}, {"ge", kTensor}, {"gt", kTensor},
+    {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor}, {"le", kTensor},
+    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor}, {"norm", kTensor},
+    {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
+});
+static_assert(detail::sorted(kValueReads));
+
+// Tensor methods whose result is computed from the values: reductions and comparisons, and
+// allclose. Source: torch 2.12.1's Tensor methods (docs/source/tensors.rst, "Reductions" and
+// "Comparison" in docs/source/torch.rst).
+constexpr auto kValueReductions = std::to_array<Name>({
+    {"abs", kTensor}, {"all", kTensor}, {"allclose", kTensor}, {"amax", kTensor}, {"amin", kTensor},
+    {"any", kTensor}, {"argmax", kTensor}, {"argmin", kTensor}, {"count_nonzero", kTensor}, {"eq", kTensor},
+    {"ge", kTensor}, {"gt", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor},
+    {"le", kTensor}, {"logical_and", kTensor}, {"logical_not", kTensor}, {"logical_or", kTensor},
+    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor},
+    {"norm", kTensor}, {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
+});
+static_assert(detail::sorted(kValueReductions));
+
+// Tensor methods, and the torch functions of those names, that give a boolean tensor. Source:
+// torch 2.12.1 (docs/source/torch.rst, "Comparison Ops", "Pointwise Ops": logical_*, isnan, ...).
+constexpr auto kBooleanResults = std::to_array<Name>({
+    {"all", kTorch | kTensor}, {"any", kTorch | kTensor}, {"bool", kTorch | kTensor},
+    {"eq", kTorch | kTensor}, {"ge", kTorch | kTensor}, {"greater", kTorch | kTensor},
+    {"greater_equal", kTorch | kTensor}, {"gt", kTorch | kTensor}, {"isfinite", kTorch | kTensor},
+    {"isin", kTorch}, {"isinf", kTorch | kTensor}, {"isnan", kTorch | kTensor},
+    {"isneginf", kTorch | kTensor}, {"isposinf", kTorch | kTensor}, {"le", kTorch | kTensor},
+    {"less", kTorch | kTensor}, {"less_equal", kTorch | kTensor}, {"logical_and", kTorch | kTensor},
+    {"logical_not", kTorch | kTensor}, {"logical_or", kTorch | kTensor}, {"logical_xor", kTorch | kTensor},
+    {"lt", kTorch | kTensor}, {"ne", kTorch | kTensor}, {"not_equal", kTorch | kTensor},
+});
+static_assert(detail::sorted(kBooleanResults));
+
+// Tensor methods that return a Python number (or a tuple of them), not a tensor. Source: torch
+// 2.12.1 (docs/source/tensors.rst).
+constexpr auto kNumberMethods = std::to_array<Name>({
+    {"__len__", kTensor}, {"data_ptr", kTensor}, {"dim", kTensor}, {"element_size", kTensor},
+    {"get_device", kTensor}, {"ndimension", kTensor}, {"nelement", kTensor}, {"numel", kTensor},
+    {"storage_offset", kTensor}, {"stride", kTensor},
+});
+static_assert(detail::sorted(kNumberMethods));
+
+// torch.NAME that returns no tensor: dtypes' info, devices, classes, grad modes, the compiler.
+// Source: torch 2.12.1 (docs/source/torch.rst, docs/source/type_info.rst).
+constexpr auto kPythonValuedTorch = std::to_array<Name>({
+    {"Generator", kTorch}, {"Size", kTorch}, {"autocast", kTorch}, {"can_cast", kTorch}, {"compile", kTorch},
+    {"device", kTorch}, {"dtype", kTorch}, {"enable_grad", kTorch}, {"finfo", kTorch},
+    {"get_default_dtype", kTorch}, {"iinfo", kTorch}, {"inference_mode", kTorch}, {"no_grad", kTorch},
+    {"numel", kTorch}, {"promote_types", kTorch}, {"result_type", kTorch}, {"set_grad_enabled", kTorch},
+    {"typename", kTorch},
+});
+static_assert(detail::sorted(kPythonValuedTorch));
+
+// Namespaces whose functions return tensors. Source: torch 2.12.1 (docs/source/torch.rst,
+// nn.functional.rst, linalg.rst, fft.rst, special.rst).
+constexpr auto kTensorNamespaces = std::to_array<Name>({
+    {"torch", kDotted}, {"torch.Tensor", kDotted}, {"torch.fft", kDotted}, {"torch.linalg", kDotted},
+    {"torch.nn.functional", kDotted}, {"torch.special", kDotted},
+});
+static_assert(detail::sorted(kTensorNamespaces));
+
+// Tensor methods that work element by element, each element of the result from the element at
+// the same place (conversions of dtype and device included). Source: torch 2.12.1
+// (docs/source/torch.rst "Pointwise Ops"; Tensor.to, Tensor.float, ...).
+constexpr auto kElementwiseMethods = std::to_array<Name>({
+    {"abs", kTensor}, {"add", kTensor}, {"bfloat16", kTensor}, {"bool", kTensor}, {"ceil", kTensor},
+    {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clone", kTensor},
+    {"contiguous", kTensor}, {"cos", kTensor}, {"detach", kTensor}, {"div", kTensor}, {"double", kTensor},
+    {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"expm1", kTensor}, {"float", kTensor},
+    {"floor", kTensor}, {"half", kTensor}, {"int", kTensor}, {"log", kTensor},
+    {"log1p", kTensor}, {"long", kTensor}, {"masked_fill", kTensor}, {"mul", kTensor},
+    {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor},
+    {"round", kTensor}, {"rsqrt", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor},
+    {"sin", kTensor}, {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor},
+    {"tanh", kTensor}, {"to", kTensor}, {"trunc", kTensor}, {"type", kTensor}, {"type_as", kTensor},
+});
+static_assert(detail::sorted(kElementwiseMethods));
+
+// torch.NAME / torch.nn.functional.NAME that work element by element on every argument. Source:
+// torch 2.12.1 (docs/source/torch.rst "Pointwise Ops", nn.functional.rst "Non-linear activation
+// functions").
+constexpr auto kElementwiseFunctions = std::to_array<Name>({
+    {"abs", kTorch}, {"add", kTorch}, {"celu", kTorch}, {"clamp", kTorch}, {"cos", kTorch}, {"div", kTorch},
+    {"elu", kFunctional}, {"erf", kTorch}, {"exp", kTorch}, {"gelu", kFunctional},
+    {"hardsigmoid", kFunctional}, {"hardswish", kFunctional}, {"hardtanh", kFunctional},
+    {"leaky_relu", kFunctional}, {"log", kTorch}, {"log1p", kTorch}, {"logsigmoid", kFunctional},
+    {"maximum", kTorch}, {"minimum", kTorch}, {"mish", kFunctional}, {"mul", kTorch}, {"neg", kTorch},
+    {"pow", kTorch}, {"relu", kTorch}, {"relu6", kFunctional}, {"rsqrt", kTorch},
+    {"selu", kTorch}, {"sigmoid", kTorch}, {"silu", kFunctional}, {"sin", kTorch}, {"softplus", kFunctional},
+    {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
+});
+static_assert(detail::sorted(kElementwiseFunctions));
+
+// Tensor methods whose arguments take part in broadcasting (docs/source/notes/broadcasting.rst,
+// torch 2.12.1).
+constexpr auto kBroadcastMethods = std::to_array<Name>({
+    {"add", kTensor}, {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"div", kTensor},
+    {"masked_fill", kTensor}, {"maximum", kTensor}, {"minimum", kTensor}, {"mul", kTensor}, {"pow", kTensor},
+    {"sub", kTensor},
+});
+static_assert(detail::sorted(kBroadcastMethods));
+
+// Tensor methods whose result has the receiver's layout (shape, dtype and device) when every
+// operand is a Python number or has that layout: pointwise ops and those along a dimension
+// (softmax, cumsum, tril, flip, roll). Source: torch 2.12.1 (docs/source/torch.rst).
+constexpr auto kSameLayoutMethods = std::to_array<Name>({
+    {"abs", kTensor}, {"add", kTensor}, {"bitwise_not", kTensor}, {"ceil", kTensor}, {"clamp", kTensor},
+    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
+    {"contiguous", kTensor}, {"cos", kTensor}, {"cumprod", kTensor}, {"cumsum", kTensor}, {"detach", kTensor},
+    {"div", kTensor}, {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"flip", kTensor},
+    {"floor", kTensor}, {"log", kTensor}, {"log_softmax", kTensor}, {"logical_not", kTensor},
+    {"masked_fill", kTensor}, {"mul", kTensor}, {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor},
+    {"reciprocal", kTensor}, {"relu", kTensor}, {"roll", kTensor}, {"round", kTensor}, {"rsqrt", kTensor},
+    {"sigmoid", kTensor}, {"sign", kTensor}, {"sin", kTensor}, {"softmax", kTensor},
+    {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor}, {"tanh", kTensor}, {"tril", kTensor},
+    {"triu", kTensor}, {"trunc", kTensor},
+});
+static_assert(detail::sorted(kSameLayoutMethods));
+
+// torch.NAME(first, ...) whose result has the layout of `first` when every other argument is a
+// Python number (or has first's layout). Source: torch 2.12.1 (docs/source/torch.rst).
+constexpr auto kSameLayoutFunctions = std::to_array<Name>({
+    {"abs", kTorch}, {"add", kTorch}, {"ceil", kTorch}, {"clamp", kTorch}, {"clamp_max", kTorch},
+    {"clamp_min", kTorch}, {"clip", kTorch}, {"cumsum", kTorch}, {"div", kTorch}, {"erf", kTorch},
+    {"exp", kTorch}, {"floor", kTorch}, {"fmax", kTorch}, {"fmin", kTorch}, {"log", kTorch},
+    {"log_softmax", kTorch}, {"logical_not", kTorch}, {"masked_fill", kTorch}, {"maximum", kTorch},
+    {"minimum", kTorch}, {"mul", kTorch}, {"nan_to_num", kTorch}, {"neg", kTorch}, {"pow", kTorch},
+    {"relu", kTorch}, {"round", kTorch}, {"rsqrt", kTorch}, {"sigmoid", kTorch}, {"sign", kTorch},
+    {"softmax", kTorch}, {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
+    {"tril", kTorch}, {"triu", kTorch}, {"trunc", kTorch},
+});
+static_assert(detail::sorted(kSameLayoutFunctions));
+
+// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness. Source:
+// torch 2.12.1 (docs/source/torch.rst; the random sampling ops are listed apart, below).
+constexpr auto kPureOps = std::to_array<Name>({
+    {"abs", kTensor}, {"absolute", kTensor}, {"add", kTensor}, {"addmm", kTensor}, {"all", kTensor},
+    {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor}, {"arange", kTorch}, {"argmax", kTensor},
+    {"argmin", kTensor}, {"as_tensor", kTorch}, {"bfloat16", kTensor}, {"bmm", kTensor}, {"bool", kTensor},
+    {"cat", kTorch}, {"ceil", kTensor}, {"chunk", kTensor}, {"clamp", kTensor}, {"clamp_", kTensor},
+    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
+    {"contiguous", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch}, {"cos", kTensor},
+    {"cosine_similarity", kTorch}, {"cumsum", kTensor}, {"detach", kTensor}, {"dim", kTensor}, {"div", kTensor},
+    {"double", kTensor}, {"einsum", kTorch}, {"elu", kFunctional}, {"embedding", kTorch}, {"eq", kTensor},
+    {"exp", kTensor}, {"expand", kTensor}, {"expand_as", kTensor}, {"expm1", kTensor}, {"finfo", kTorch},
+    {"flatten", kTensor}, {"float", kTensor}, {"floor", kTensor}, {"full", kTorch}, {"full_like", kTorch},
+    {"gather", kTensor}, {"ge", kTensor}, {"gelu", kFunctional}, {"group_norm", kTorch}, {"gt", kTensor},
+    {"half", kTensor}, {"hardtanh", kFunctional}, {"iinfo", kTorch}, {"index_select", kTensor}, {"int", kTensor},
+    {"isclose", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor},
+    {"layer_norm", kTorch}, {"le", kTensor}, {"leaky_relu", kFunctional}, {"linear", kFunctional},
+    {"log", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"log_softmax", kTensor}, {"logical_and", kTensor},
+    {"logical_not", kTensor}, {"logical_or", kTensor}, {"long", kTensor}, {"lt", kTensor},
+    {"masked_fill", kTensor}, {"matmul", kTensor}, {"max", kTensor}, {"maximum", kTensor}, {"mean", kTensor},
+    {"min", kTensor}, {"minimum", kTensor}, {"mish", kFunctional}, {"mm", kTensor}, {"mul", kTensor},
+    {"nan_to_num", kTensor}, {"narrow", kTensor}, {"ne", kTensor}, {"neg", kTensor}, {"new_full", kTensor},
+    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"numel", kTensor}, {"ones", kTorch}, {"ones_like", kTorch}, {"pad", kFunctional}, {"permute", kTensor},
+    {"pow", kTensor}, {"prod", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor}, {"repeat", kTensor},
+    {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch}, {"round", kTensor}, {"rsqrt", kTensor},
+    {"select", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kFunctional}, {"sin", kTensor},
+    {"size", kTensor}, {"softmax", kTensor}, {"softplus", kFunctional}, {"split", kTensor}, {"sqrt", kTensor},
+    {"square", kTensor}, {"squeeze", kTensor}, {"stack", kTorch}, {"std", kTensor}, {"sub", kTensor},
+    {"sum", kTensor}, {"t", kTensor}, {"tanh", kTensor}, {"tensor", kTorch}, {"to", kTensor},
+    {"transpose", kTensor}, {"tril", kTensor}, {"triu", kTensor}, {"true_divide", kTensor}, {"type_as", kTensor},
+    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"var", kTensor}, {"view", kTensor}, {"view_as", kTensor},
+    {"where", kTensor}, {"zeros", kTorch}, {"zeros_like", kTorch},
+});
+static_assert(detail::sorted(kPureOps));
+
+// Calls that draw random numbers (a rewrite that runs them more often, or on other shapes, shifts
+// the random stream): torch 2.12.1's "Random sampling" and "In-place random sampling"
+// (docs/source/torch.rst), and the dropouts and rrelu of torch.nn.functional (random in
+// training). GM201's list and rules/support/rowwise.cpp's were two (rowwise's without the
+// dropouts but F.dropout, and rrelu; GM201's without the in-place samplers, which it refuses as
+// in-place calls anyway).
+constexpr auto kRandomOps = std::to_array<Name>({
+    {"alpha_dropout", kTorch | kFunctional}, {"bernoulli", kTorch}, {"bernoulli_", kTensor},
+    {"cauchy_", kTensor}, {"dropout", kTorch | kFunctional}, {"dropout1d", kFunctional},
+    {"dropout2d", kFunctional}, {"dropout3d", kFunctional}, {"exponential_", kTensor},
+    {"feature_alpha_dropout", kTorch | kFunctional}, {"geometric_", kTensor}, {"log_normal_", kTensor},
+    {"multinomial", kTorch}, {"normal", kTorch}, {"normal_", kTensor}, {"poisson", kTorch}, {"rand", kTorch},
+    {"rand_like", kTorch}, {"randint", kTorch}, {"randint_like", kTorch}, {"randn", kTorch},
+    {"randn_like", kTorch}, {"random_", kTensor}, {"randperm", kTorch}, {"rrelu", kTorch | kFunctional},
+    {"uniform_", kTensor},
+});
+static_assert(detail::sorted(kRandomOps));
+
+// torch functions that touch global state (the random seed, files) or whose values are whatever
+// the memory held (`empty`): impure besides the random ones (GM201). Source: torch 2.12.1
+// (docs/source/torch.rst "Generators", "Serialization", "Creation Ops").
+constexpr auto kGlobalState = std::to_array<Name>({
+    {"empty", kTorch}, {"empty_like", kTorch}, {"load", kTorch}, {"manual_seed", kTorch}, {"save", kTorch},
+    {"seed", kTorch},
+});
+static_assert(detail::sorted(kGlobalState));
+
+// Operations whose gradient can be inf/NaN where their value is finite or unused (a select's
+// gradient flows through the branch it did not take): the derivatives in torch 2.12.1's
+// tools/autograd/derivatives.yaml (1/x, 1/sqrt(x), log's 1/x, pow's x^(y-1), ...).
+constexpr auto kGradUnsafe = std::to_array<Name>({
+    {"acos", kTensor}, {"asin", kTensor}, {"atan2", kTensor}, {"atanh", kTensor}, {"digamma", kTensor},
+    {"div", kTensor}, {"exp", kTensor}, {"expm1", kTensor}, {"lgamma", kTensor}, {"log", kTensor},
+    {"log10", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"pow", kTensor}, {"reciprocal", kTensor}, {"rsqrt", kTensor}, {"sqrt", kTensor}, {"std", kTensor},
+    {"tan", kTensor}, {"true_divide", kTensor}, {"var", kTensor},
+});
+static_assert(detail::sorted(kGradUnsafe));
+
+}  // namespace
+
+bool reads_values(std::string_view name) { return detail::listed(kValueReads, name); }
+bool value_reduction(std::string_view name) { return detail::listed(kValueReductions, name); }
+bool boolean_result(std::string_view name) { return detail::listed(kBooleanResults, name); }
+bool number_method(std::string_view name) { return detail::listed(kNumberMethods, name); }
+bool python_valued_torch(std::string_view name) { return detail::listed(kPythonValuedTorch, name); }
+bool tensor_namespace(std::string_view dotted) { return detail::listed(kTensorNamespaces, dotted); }
+bool elementwise_method(std::string_view name) { return detail::listed(kElementwiseMethods, name); }
+bool elementwise_function(std::string_view name) { return detail::listed(kElementwiseFunctions, name); }
+bool broadcast_method(std::string_view name) { return detail::listed(kBroadcastMethods, name); }
+bool same_layout_method(std::string_view name) { return detail::listed(kSameLayoutMethods, name); }
+bool same_layout_function(std::string_view name) { return detail::listed(kSameLayoutFunctions, name); }
+bool pure_op(std::string_view name) { return detail::listed(kPureOps, name); }
+bool impure_torch(std::string_view name) { return random_op(name) || detail::listed(kGlobalState, name); }
+bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
+bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }
+
+namespace detail {
+
+void add_tensor_tables(std::vector<Table>& out) {
+    out.push_back(table("value_reads", "torch 2.12.1 Tensor methods; Dynamo GB0170, GB0124", kValueReads));
+    out.push_back(table("value_reductions", "torch 2.12.1 docs/source/torch.rst, reductions and comparisons",
+                        kValueReductions));
+    out.push_back(table("boolean_results", "torch 2.12.1 docs/source/torch.rst, comparison ops", kBooleanResults));
+    out.push_back(table("number_methods", "torch 2.12.1 docs/source/tensors.rst", kNumberMethods));
+    out.push_back(table("python_valued_torch", "torch 2.12.1 docs/source/torch.rst, type_info.rst",
+                        kPythonValuedTorch));
+    out.push_back(table("tensor_namespaces", "torch 2.12.1 docs", kTensorNamespaces));
+    out.push_back(table("elementwise_methods", "torch 2.12.1 pointwise ops and conversions", kElementwiseMethods));
+    out.push_back(table("elementwise_functions", "torch 2.12.1 pointwise ops and activations",
+                        kElementwiseFunctions));
+    out.push_back(table("broadcast_methods", "torch 2.12.1 docs/source/notes/broadcasting.rst", kBroadcastMethods));
+    out.push_back(table("same_layout_methods", "torch 2.12.1 docs/source/torch.rst", kSameLayoutMethods));
+    out.push_back(table("same_layout_functions", "torch 2.12.1 docs/source/torch.rst", kSameLayoutFunctions));
+    out.push_back(table("pure_ops", "torch 2.12.1 docs/source/torch.rst", kPureOps));
+    out.push_back(table("random_ops", "torch 2.12.1 random sampling, in-place random sampling, dropouts, rrelu",
+                        kRandomOps));
+    out.push_back(table("global_state", "torch 2.12.1 generators, serialization, empty", kGlobalState));
+    out.push_back(table("grad_unsafe", "torch 2.12.1 tools/autograd/derivatives.yaml", kGradUnsafe));
+}
+
+}  // namespace detail
+
+}  // namespace graphmend::knowledge

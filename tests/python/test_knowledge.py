@@ -1,0 +1,156 @@
+"""The knowledge layer's tables (src/knowledge/) name torch ops, torch.nn classes, Dynamo's APIs,
+logging and warnings APIs and Python builtins, each entry with where it is defined: a torch
+function, a Tensor method, torch.nn.functional, a torch.ops custom op (`torchvision::nms`), a
+dotted name, a builtin, ... build/graphmend_knowledge (tools/knowledge.cpp) prints every table,
+and each entry must exist in each place it names, in the installed torch (2.12.1 with
+torchvision 0.27.1 and transformers 4.52.4, requirements-verify.txt): a misspelled op, or one
+torch does not have, would make a rule match nothing, or match what is not the op it means."""
+import ast
+import builtins
+import importlib
+import io
+import json
+import logging
+import subprocess
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import REPO
+
+TOOL = REPO / "build" / "graphmend_knowledge"
+
+# Packages a table names that the test environment does not install: their dotted names are
+# checked only for their package (accelerate's and diffusers' get_logger, src/knowledge/loggers.cpp).
+NOT_INSTALLED = {"accelerate", "diffusers"}
+
+
+def tables():
+    if not TOOL.is_file():
+        pytest.fail(f"{TOOL} does not exist: build the tests (it is built with them) first", pytrace=False)
+    out = subprocess.run([str(TOOL)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["tables"]
+
+
+def resolve(dotted):
+    """(True, obj) when the dotted name resolves; (False, why) otherwise."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for j, part in enumerate(parts[i:], start=i):
+            if not hasattr(obj, part):
+                return False, f"{'.'.join(parts[:j])} has no {part}"
+            obj = getattr(obj, part)
+        return True, obj
+    return False, f"no module {parts[0]}"
+
+
+def custom_op(name):
+    namespace, op = name.split("::")
+    if namespace == "torchvision":
+        importlib.import_module("torchvision")  # registers torch.ops.torchvision
+    return hasattr(getattr(torch.ops, namespace), op)
+
+
+def is_module_class(name):
+    cls = getattr(torch.nn, name, None)
+    return isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+
+
+def is_operator(name):
+    try:
+        return isinstance(ast.parse(f"a {name} b", mode="eval").body, ast.BinOp)
+    except SyntaxError:
+        return False
+
+
+def logger_has(name):
+    importlib.import_module("transformers.utils.logging")  # adds logging.Logger.warning_once
+    return hasattr(logging.Logger, name)
+
+
+PLACES = {
+    "torch": lambda n: hasattr(torch, n),
+    "torch.Tensor": lambda n: hasattr(torch.Tensor, n),
+    "torch.nn.functional": lambda n: hasattr(F, n),
+    "torch.linalg": lambda n: hasattr(torch.linalg, n),
+    "torch.nn": is_module_class,
+    "torch.nn.Module": lambda n: hasattr(torch.nn.Module, n),
+    "torch.ops": custom_op,
+    "builtins": lambda n: hasattr(builtins, n),
+    "list": lambda n: hasattr(list, n),
+    "dict": lambda n: hasattr(dict, n),
+    "set": lambda n: hasattr(set, n),
+    "file": lambda n: hasattr(io.TextIOBase, n),
+    "logging.Logger": logger_has,
+    "operator": is_operator,
+}
+
+
+def missing(name, where):
+    """Why an entry `name` that says it is defined in each of `where` is not, or None."""
+    if not where:
+        return "names no place"
+    problems = []
+    for place in where:
+        if place == "older_torch":
+            continue  # with "dotted", below
+        if place == "dotted":
+            if name.split(".")[0] in NOT_INSTALLED:
+                continue
+            found, why = resolve(name)
+            if "older_torch" in where:
+                # A spelling an older torch had: its module is there, the name is gone.
+                parent, _, _ = name.rpartition(".")
+                if found:
+                    problems.append(f"{name} exists in torch {torch.__version__}: drop older_torch")
+                elif not resolve(parent)[0]:
+                    problems.append(f"no {parent}")
+            elif not found:
+                problems.append(why)
+        elif place not in PLACES:
+            problems.append(f"unknown place {place}")
+        elif not PLACES[place](name):
+            problems.append(f"not in {place}")
+    return "; ".join(problems) or None
+
+
+def test_every_entry_exists_where_it_says():
+    problems = []
+    for table in tables():
+        assert table["entries"], f"{table['name']} is empty"
+        for entry in table["entries"]:
+            why = missing(entry["name"], entry["where"])
+            if why:
+                problems.append(f"{table['name']}: {entry['name']} ({', '.join(entry['where'])}): {why}")
+    assert not problems, f"torch {torch.__version__}:\n" + "\n".join(problems)
+
+
+def test_the_check_finds_what_torch_does_not_have():
+    # What a misspelled or invented entry looks like to the check.
+    assert missing("nonzero", ["torch", "torch.Tensor"]) is None
+    assert missing("nonzeros", ["torch"]) == "not in torch"
+    assert missing("gelu", ["torch.Tensor"]) == "not in torch.Tensor"
+    assert missing("gelu_new", ["torch.nn.functional"]) == "not in torch.nn.functional"
+    assert missing("torchvision::nms", ["torch.ops"]) is None
+    assert missing("torchvision::nmss", ["torch.ops"]) == "not in torch.ops"
+    assert missing("Linear", ["torch.nn"]) is None and missing("linear", ["torch.nn"]) == "not in torch.nn"
+    assert missing("torch.compiler.disable", ["dotted"]) is None
+    assert missing("torch.compiler.disabled", ["dotted"]) == "torch.compiler has no disabled"
+    assert missing("transformer.utils.logging.get_logger", ["dotted"]) == "no module transformer"
+    assert missing("torch._dynamo.eval_frame.disable", ["dotted", "older_torch"]) is None
+    assert missing("torch._dynamo.disable", ["dotted", "older_torch"]).endswith("drop older_torch")
+    assert missing("warning_once", ["logging.Logger"]) is None
+    assert missing("//", ["operator"]) is None and missing("///", ["operator"]) == "not in operator"
+    assert missing("abs", []) == "names no place"
+
+
+def test_the_tables_have_names_and_sources():
+    names = [t["name"] for t in tables()]
+    assert len(names) == len(set(names))
+    assert all(t["source"] for t in tables())
+    assert {"size_arguments", "dynamic_shape_ops", "value_raising_ops", "logger_methods"} <= set(names)
