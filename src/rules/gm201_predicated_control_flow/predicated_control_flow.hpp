@@ -4,6 +4,8 @@
 //   rule.cpp       finding the sites; conditional expressions and `and`/`or` values
 //   statement.cpp  an if/elif/else statement, step by step: its refusals, then its call
 //                  (and the state and message forms)
+//   layout.cpp     whether the text shows one layout for the branch values
+//   none_paths.cpp a live name None on a path the `if` leaves, and set by a branch
 //   branches.cpp   a branch's statements as the Statements a lambda evaluates (Checker::convert)
 //   purity.cpp     which calls and expressions a branch may evaluate when not taken
 //   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
@@ -12,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,10 +40,12 @@ std::string plain_name(const Node& n);
 /// True for True / False / None and number and string literals.
 bool is_literal(const Node& n);
 
-// --- statement.cpp (besides site_for)
+// --- layout.cpp
 /// True when the text shows that `a` and `b` have one layout (shape, dtype and device; see
-/// layout_source in statement.cpp): the select is taken whenever the test is a tensor.
+/// layout_source in layout.cpp): the select is taken whenever the test is a tensor.
 bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b);
+
+// --- statement.cpp (besides site_for)
 /// How the values of `a` and `b` provably differ in kind ("None against a tensor", "a Python
 /// number against a tensor", tuples of other lengths), or "": no select can choose between them.
 std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b);
@@ -172,6 +177,27 @@ Site new_site(const Node& n, std::string_view test);
 
 /// The site of a data-dependent if/elif/else statement (statement.cpp).
 Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope);
+
+/// What site_for learns about an if/elif/else, one step after the other.
+struct Plan {
+    std::vector<Branch> branches;
+    bool has_else = false;
+    std::uint32_t span_end = 0;     // the end of the text rewritten (past the `if` with an early return)
+    bool all_return = false;
+    bool any_return = false;
+    std::vector<Statement> updates;  // buffer counters, taken out of the branch
+    std::vector<std::string> live;   // names the branches assign that the code after the `if` reads
+    bool has_checks = false;
+    std::string first_pred;          // the first test as the call evaluates it
+};
+
+// --- layout.cpp, none_paths.cpp: steps of site_for
+/// The live name (or, with every branch returning, the returned value) whose branch values
+/// the text does not show to share a layout, or "" when every one does.
+std::string unshown_layout(const Context& ctx, const Plan& plan);
+/// Why a live name may be None where the `if` leaves it as it was while a branch sets it to a
+/// value ("" when none is): the select would keep the graph break.
+std::string none_on_a_path(const Node& stmt, const Plan& plan);
 
 // --- emission.cpp
 

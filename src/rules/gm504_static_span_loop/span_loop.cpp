@@ -37,10 +37,14 @@
 #include "graphmend/runtime_sources.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/body.hpp"
+#include "span_loop_internal.hpp"
 
 namespace graphmend::rules {
 
 using syntax::Node;
+using span_loop_detail::indices_of;
+using span_loop_detail::Matcher;
+using span_loop_detail::squeezed;
 
 using body::assignment_of;
 using body::inside;
@@ -48,217 +52,6 @@ using body::occurrences;
 using body::statements;
 
 namespace {
-
-// The text without blanks (spaces, tabs, line breaks): `prev + 1` and `prev+1` compare equal.
-std::string squeezed(std::string_view t) {
-    std::string out;
-    for (const char c : t) {
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') out.push_back(c);
-    }
-    return out;
-}
-
-// The indices of `X[a, b, c]`, comments left out.
-std::vector<Node> indices_of(const Node& subscript) {
-    std::vector<Node> out;
-    for (const Node& i : subscript.named_children()) {
-        if (!(i == subscript.field("value")) && !i.is("comment")) out.push_back(i);
-    }
-    if (out.size() == 1 && syntax::without_parens(out[0]).is("tuple")) out = syntax::without_parens(out[0]).named_children();
-    return out;
-}
-
-struct Matcher {
-    const Context& ctx;
-    const Node& def;
-    std::string row, col, prev, idx, loop_var;
-    std::set<std::string> targets;   // the tensors written
-    std::vector<Node> free;          // names the tests read other than the separator's
-    std::vector<std::string> stores;
-    bool raises = false;
-    std::string why;
-
-    bool fail(const Node& at, std::string reason) {
-        if (why.empty()) why = fmt::format("line {}: {}", at.position().line, std::move(reason));
-        return false;
-    }
-
-    bool separator_name(std::string_view name) const {
-        return name == row || name == col || (!prev.empty() && name == prev);
-    }
-
-    // An operand of a test: names, numbers, attributes of names other than the separator's,
-    // and `+`, `-`, `*` of them: nothing that can raise where the original would not evaluate
-    // it (the static form evaluates every test at every position, where `and`/`or` skipped).
-    // `mentions` is set when the separator's row, column or PREV is read.
-    bool operand(const Node& e, bool& mentions) {
-        const Node n = syntax::without_parens(e);
-        if (n.is("identifier")) {
-            if (separator_name(n.text())) {
-                mentions = true;
-                return true;
-            }
-            if (n.text() == idx || n.text() == loop_var) return false;
-            free.push_back(n);
-            return true;
-        }
-        if (n.is("integer")) return true;
-        if (n.is("attribute")) {
-            const Node o = n.field("object");
-            if (!o.is("identifier") || separator_name(o.text()) || o.text() == idx || o.text() == loop_var) return false;
-            free.push_back(o);
-            return true;
-        }
-        if (n.is("unary_operator")) return n.field("operator").text() == "-" && operand(n.field("argument"), mentions);
-        if (n.is("binary_operator")) {
-            const std::string_view op = n.field("operator").text();
-            return (op == "+" || op == "-" || op == "*") && operand(n.field("left"), mentions) &&
-                   operand(n.field("right"), mentions);
-        }
-        return false;
-    }
-
-    // A test in its elementwise spelling, or "" (with `why` set).
-    std::string test(const Node& e) {
-        const Node n = syntax::without_parens(e);
-        if (n.is("boolean_operator")) {
-            const std::string l = test(n.field("left"));
-            const std::string r = test(n.field("right"));
-            if (l.empty() || r.empty()) return "";
-            return fmt::format("({}) {} ({})", l, n.field("operator").text() == "and" ? "&" : "|", r);
-        }
-        if (n.is("not_operator")) {
-            const std::string a = test(n.field("argument"));
-            return a.empty() ? "" : fmt::format("~({})", a);
-        }
-        if (n.is("comparison_operator") && n.named_children().size() == 2 && n.child_count() == 3) {
-            const Node op = n.child(1);
-            bool mentions = false;  // a tensor comparison, so `&`, `|` and `~` act on bools
-            if ((op.is("==") || op.is("!=") || op.is("<") || op.is("<=") || op.is(">") || op.is(">=")) &&
-                operand(n.named_children()[0], mentions) && operand(n.named_children()[1], mentions) && mentions) {
-                return text(n);
-            }
-        }
-        fail(n, fmt::format("the test `{}` is not a comparison of the separator's row or columns with numbers and "
-                            "names (`+`, `-`, `*`; and, or, not)",
-                            one_line(n.text())));
-        return "";
-    }
-
-    // `PREV + 1 : COL + 1`.
-    bool span(const Node& s) {
-        if (prev.empty() || !s.is("slice")) return false;
-        return squeezed(s.text()) == fmt::format("{}+1:{}+1", prev, col);
-    }
-
-    // A write `X[ROW, ...] = VALUE` under `guard`.
-    bool write(const Node& a, const std::string& guard) {
-        const Node left = a.field("left");
-        const Node value = left.field("value");
-        if (!value.is("identifier")) return fail(a, "a write into something other than a name");
-        const std::string x = text(value);
-        if (x == idx || x == row || x == col || x == prev || x == loop_var) {
-            return fail(a, fmt::format("`{}` is written in the loop", x));
-        }
-        const auto ix = indices_of(left);
-        if ((ix.size() != 2 && ix.size() != 3) || text(syntax::without_parens(ix[0])) != row) {
-            return fail(a, fmt::format("the write into `{}` is not indexed `[{}, ...]` with 1 or 2 more indices", x, row));
-        }
-        bool points = true;
-        bool spans = true;
-        for (std::size_t i = 1; i < ix.size(); ++i) {
-            points = points && text(syntax::without_parens(ix[i])) == col;
-            spans = spans && span(ix[i]);
-        }
-        if (!points && !spans) {
-            return fail(a, fmt::format("the write into `{}` is indexed by neither `{}` nor `{} + 1 : {} + 1`", x, col,
-                                       prev.empty() ? "PREV" : prev, col));
-        }
-        std::string kind = fmt::format("{}{}", points ? "p" : "s", ix.size());
-        const Node r = syntax::without_parens(a.field("right"));
-        std::string v;
-        // Literals that masked_fill_ converts to any dtype as the index store does (bools, and
-        // ints of -128..127: past these, float16 overflows to inf in the store but raises in
-        // masked_fill_, and int32 overflow raises even where the loop writes nothing).
-        const Node digits = r.is("unary_operator") && r.field("operator").text() == "-" ? r.field("argument") : r;
-        if (r.is("true") || r.is("false")) {
-            v = text(r);
-        } else if (digits.is("integer")) {
-            v = squeezed(r.text());
-            const auto n = syntax::int_value(r);
-            if (v.find_first_not_of("-0123456789") != std::string::npos || !n || *n < -128 || *n > 127) {
-                return fail(a, fmt::format("the value written into `{}` is an int outside -128..127 (or not decimal)",
-                                           x));
-            }
-        } else if (r.is("call") && ctx.project.external_name(ctx.file, r.field("function")) == "torch.arange" &&
-                   kind == "s2") {
-            std::vector<Node> positional;
-            for (const Node& arg : r.field("arguments").named_children()) {
-                if (arg.is("comment")) continue;
-                if (arg.is("keyword_argument")) {
-                    const std::string_view k = arg.field("name").text();
-                    if (k != "device") {
-                        return fail(a, fmt::format("torch.arange with `{}=`", k));
-                    }
-                    continue;
-                }
-                positional.push_back(arg);
-            }
-            const std::string length = fmt::format("{}-{}", col, prev);
-            const bool from_zero = (positional.size() == 1 && squeezed(positional[0].text()) == length) ||
-                                   (positional.size() == 2 && positional[0].text() == "0" &&
-                                    squeezed(positional[1].text()) == length);
-            if (!from_zero) {
-                return fail(a, fmt::format("the write into `{}` is a torch.arange other than `torch.arange(0, {} - {})`",
-                                           x, col, prev));
-            }
-            kind = "s2a";
-            v = "None";
-            raises = true;
-        } else {
-            return fail(a, fmt::format("the value written into `{}` is not a bool, an int or torch.arange(0, {} - {})",
-                                       x, col, prev.empty() ? "PREV" : prev));
-        }
-        targets.insert(x);
-        stores.push_back(emit::tuple({x, emit::string(kind), v, guard.empty() ? "True" : guard}));
-        return true;
-    }
-
-    static std::string conjoin(const std::string& a, const std::string& b) {
-        if (a.empty()) return b;
-        if (b.empty()) return a;
-        return fmt::format("{} & {}", a, b);
-    }
-
-    bool block(const std::vector<Node>& steps, const std::string& guard) {
-        for (const Node& s : steps) {
-            if (s.is("pass_statement")) continue;
-            if (s.is("if_statement")) {
-                std::string others;  // the tests before this clause, all false
-                std::vector<std::pair<Node, Node>> clauses{{s.field("condition"), s.field("consequence")}};
-                Node otherwise;
-                for (const Node& c : s.named_children()) {
-                    if (c.is("elif_clause")) clauses.emplace_back(c.field("condition"), c.field("consequence"));
-                    if (c.is("else_clause")) otherwise = c.field("body");
-                }
-                for (const auto& [cond, body] : clauses) {
-                    const std::string t = test(cond);
-                    if (t.empty()) return false;
-                    if (!block(statements(body), conjoin(guard, conjoin(others, fmt::format("({})", t))))) return false;
-                    others = conjoin(others, fmt::format("~({})", t));
-                }
-                if (otherwise && !block(statements(otherwise), conjoin(guard, others))) return false;
-                continue;
-            }
-            const Node a = assignment_of(s);
-            if (!a || a.field("type") || !a.field("left").is("subscript")) {
-                return fail(s, "a statement in the loop other than a write `X[ROW, ...] = VALUE` or an `if` of them");
-            }
-            if (!write(a, guard)) return false;
-        }
-        return true;
-    }
-};
 
 // The name that `range(IDX.shape[0])`, `range(len(IDX))` or `range(IDX.size(0))` counts, or "".
 std::string counted(const Context& ctx, const Node& iterable) {
@@ -318,9 +111,20 @@ bool allocates(const Context& ctx, const Node& e) {
     return fn.is("attribute") && knowledge::allocating_method(fn.field("attribute").text());
 }
 
-}  // namespace
+// The loop's form before any check: `for I in range(IDX.shape[0])` whose body starts with
+// `ROW, COL = IDX[I]`, IDX bound once before the loop by nonzero/argwhere of the mask.
+struct Form {
+    std::string idx;          // IDX
+    std::string loop_var;     // I
+    std::vector<Node> steps;  // the loop body's statements
+    Node first;               // `ROW, COL = IDX[I]`
+    Node unpacked;            // `ROW, COL`
+    Node source;              // `IDX[I]`
+    Node binding;             // `IDX = ...`
+    Node mask;                // the mask
+};
 
-std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, const Node& loop) {
+std::optional<Form> form_of(const Context& ctx, const Node& def, const Node& loop) {
     if (!loop.is("for_statement") || !loop.field("left").is("identifier")) return std::nullopt;
     const std::string idx = counted(ctx, loop.field("right"));
     if (idx.empty()) return std::nullopt;
@@ -349,6 +153,114 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
     if (bindings != 1 || !binding.is("assignment") || binding.end() > loop.begin()) return std::nullopt;
     const Node mask = index_mask(ctx, binding.field("right"));
     if (!mask) return std::nullopt;
+    return Form{idx, loop_var, steps, first, unpacked, source, binding, mask};
+}
+
+// Why the loop's names (I, ROW, COL, PREV, IDX) may be seen where the static form does not
+// set them: outside the loop, in a nested function, before they are bound ("" when they
+// cannot).
+std::string names_stay_inside(const Form& form, const Node& def, const Node& loop, const Matcher& m,
+                              const Node& prev_init) {
+    const std::string& idx = form.idx;
+    const std::string& loop_var = form.loop_var;
+    const Node& binding = form.binding;
+    const Node& source = form.source;
+    // The names the loop binds: read nowhere outside it (PREV: bound once before it, too).
+    for (const std::string& name : {loop_var, m.row, m.col, m.prev}) {
+        if (name.empty()) continue;
+        for (const Node& o : occurrences(def, name)) {
+            if (inside(o, loop)) continue;
+            if (prev_init && name == m.prev && o == prev_init.field("left")) continue;
+            return fmt::format("line {}: `{}` is used outside the loop, which the static form does not run",
+                               o.position().line, name);
+        }
+    }
+    // A nested function or lambda of `def` that names them would read the values the loop leaves.
+    bool nested = false;
+    syntax::walk(def.field("body"), [&](const Node& n) {
+        if (nested) return false;
+        if (!n.is("function_definition") && !n.is("lambda") && !n.is("class_definition")) return true;
+        syntax::walk(n, [&](const Node& id) {
+            if (id.is("identifier") && (id.text() == loop_var || id.text() == idx || m.separator_name(id.text()))) {
+                nested = true;
+            }
+            return !nested;
+        });
+        return false;
+    });
+    if (nested) {
+        return fmt::format("line {}: a nested function or lambda names the loop's variables or its index",
+                           loop.position().line);
+    }
+    const analysis::Scope scope = analysis::scope_of(def, loop);
+    for (const Node& f : m.free) {
+        const std::string name = text(f);
+        if (scope.locals.contains(name) && !scope.bound_before.contains(name)) {
+            return fmt::format("line {}: `{}` may have no value when the loop starts", f.position().line,
+                               name);
+        }
+    }
+    for (const char* builtin : {"range", "len"}) {
+        if (scope.locals.contains(builtin)) {
+            return fmt::format("line {}: `{}` is a local name", loop.position().line, builtin);
+        }
+    }
+    if (!m.prev.empty() && !prev_init) {
+        return fmt::format("line {}: `{}` is not set just before the loop", loop.position().line, m.prev);
+    }
+    for (const Node& o : occurrences(def, idx)) {
+        if (o == binding.field("left") || inside(o, loop.field("right")) || o == source.field("value")) continue;
+        return fmt::format("line {}: `{}` is used other than by the loop", o.position().line, idx);
+    }
+    return "";
+}
+
+// Why a target of the loop's writes may be read, or seen half-written, other than by the static
+// form's writes: each must be made just before the loop by a call that allocates it ("" when
+// all are).
+std::string targets_fresh(const Context& ctx, const Node& def, const Node& loop, const Matcher& m, const Node& mask) {
+    // Inside the loop, the names are read only where the matcher placed them; a target is
+    // written only (its own reads are the index's, checked above).
+    for (const std::string& x : m.targets) {
+        if (x == text(mask) || (!m.prev.empty() && x == m.prev)) {
+            return fmt::format("line {}: `{}` is both written and read by the loop", loop.position().line, x);
+        }
+        const Node made = last_binding(loop.parent(), x, loop.begin());
+        if (!made || !allocates(ctx, made.field("right"))) {
+            return fmt::format("line {}: `{}` is not made just before the loop by a call that allocates it "
+                               "(torch.zeros, torch.eye, .repeat(), .clone(), ...; without `out=`)",
+                               loop.position().line, x);
+        }
+        for (const Node& o : occurrences(def, x)) {
+            if (inside(o, loop) && !(o.parent().is("subscript") && o.parent().field("value") == o &&
+                                     o.parent().parent().is("assignment") &&
+                                     o.parent().parent().field("left") == o.parent())) {
+                return fmt::format("line {}: `{}` is read in the loop", o.position().line, x);
+            }
+            if (o.begin() > made.end() && o.end() < loop.begin() && !inside(o, made)) {
+                return fmt::format("line {}: `{}` is used between where it is made and the loop",
+                                   o.position().line, x);
+            }
+        }
+    }
+    if (m.raises) {
+        for (Node p = loop.parent(); p && !(p == def); p = p.parent()) {
+            if (p.is("try_statement")) {
+                return fmt::format("line {}: a write may raise inside a `try`, where the targets would be "
+                                   "seen half-written",
+                                   loop.position().line);
+            }
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, const Node& loop) {
+    const auto form = form_of(ctx, def, loop);
+    if (!form) return std::nullopt;
+    const auto& [idx, loop_var, steps, first, unpacked, source, binding, mask] = *form;
 
     SpanLoop d;
     d.loop = loop;
@@ -384,88 +296,10 @@ std::optional<SpanLoop> match_span_loop(const Context& ctx, const Node& def, con
         return refuse(m.why);
     }
     if (m.stores.empty()) return refuse(fmt::format("line {}: the loop writes nothing", loop.position().line));
-    // The names the loop binds: read nowhere outside it (PREV: bound once before it, too).
     Node prev_init;
     if (!m.prev.empty()) prev_init = last_binding(loop.parent(), m.prev, loop.begin());
-    for (const std::string& name : {loop_var, m.row, m.col, m.prev}) {
-        if (name.empty()) continue;
-        for (const Node& o : occurrences(def, name)) {
-            if (inside(o, loop)) continue;
-            if (prev_init && name == m.prev && o == prev_init.field("left")) continue;
-            return refuse(fmt::format("line {}: `{}` is used outside the loop, which the static form does not run",
-                                      o.position().line, name));
-        }
-    }
-    // A nested function or lambda of `def` that names them would read the values the loop leaves.
-    bool nested = false;
-    syntax::walk(def.field("body"), [&](const Node& n) {
-        if (nested) return false;
-        if (!n.is("function_definition") && !n.is("lambda") && !n.is("class_definition")) return true;
-        syntax::walk(n, [&](const Node& id) {
-            if (id.is("identifier") && (id.text() == loop_var || id.text() == idx || m.separator_name(id.text()))) {
-                nested = true;
-            }
-            return !nested;
-        });
-        return false;
-    });
-    if (nested) {
-        return refuse(fmt::format("line {}: a nested function or lambda names the loop's variables or its index",
-                                  loop.position().line));
-    }
-    const analysis::Scope scope = analysis::scope_of(def, loop);
-    for (const Node& f : m.free) {
-        const std::string name = text(f);
-        if (scope.locals.contains(name) && !scope.bound_before.contains(name)) {
-            return refuse(fmt::format("line {}: `{}` may have no value when the loop starts", f.position().line,
-                                      name));
-        }
-    }
-    for (const char* builtin : {"range", "len"}) {
-        if (scope.locals.contains(builtin)) {
-            return refuse(fmt::format("line {}: `{}` is a local name", loop.position().line, builtin));
-        }
-    }
-    if (!m.prev.empty() && !prev_init) {
-        return refuse(fmt::format("line {}: `{}` is not set just before the loop", loop.position().line, m.prev));
-    }
-    for (const Node& o : occurrences(def, idx)) {
-        if (o == binding.field("left") || inside(o, loop.field("right")) || o == source.field("value")) continue;
-        return refuse(fmt::format("line {}: `{}` is used other than by the loop", o.position().line, idx));
-    }
-    // Inside the loop, the names are read only where the matcher placed them; a target is
-    // written only (its own reads are the index's, checked above).
-    for (const std::string& x : m.targets) {
-        if (x == text(mask) || (!m.prev.empty() && x == m.prev)) {
-            return refuse(fmt::format("line {}: `{}` is both written and read by the loop", loop.position().line, x));
-        }
-        const Node made = last_binding(loop.parent(), x, loop.begin());
-        if (!made || !allocates(ctx, made.field("right"))) {
-            return refuse(fmt::format("line {}: `{}` is not made just before the loop by a call that allocates it "
-                                      "(torch.zeros, torch.eye, .repeat(), .clone(), ...; without `out=`)",
-                                      loop.position().line, x));
-        }
-        for (const Node& o : occurrences(def, x)) {
-            if (inside(o, loop) && !(o.parent().is("subscript") && o.parent().field("value") == o &&
-                                     o.parent().parent().is("assignment") &&
-                                     o.parent().parent().field("left") == o.parent())) {
-                return refuse(fmt::format("line {}: `{}` is read in the loop", o.position().line, x));
-            }
-            if (o.begin() > made.end() && o.end() < loop.begin() && !inside(o, made)) {
-                return refuse(fmt::format("line {}: `{}` is used between where it is made and the loop",
-                                          o.position().line, x));
-            }
-        }
-    }
-    if (m.raises) {
-        for (Node p = loop.parent(); p && !(p == def); p = p.parent()) {
-            if (p.is("try_statement")) {
-                return refuse(fmt::format("line {}: a write may raise inside a `try`, where the targets would be "
-                                          "seen half-written",
-                                          loop.position().line));
-            }
-        }
-    }
+    if (std::string why = names_stay_inside(*form, def, loop, m, prev_init); !why.empty()) return refuse(why);
+    if (std::string why = targets_fresh(ctx, def, loop, m, mask); !why.empty()) return refuse(why);
     d.prev = m.prev;
     d.raises = m.raises;
     d.iterable = emit::call(runtime::name::span_range,

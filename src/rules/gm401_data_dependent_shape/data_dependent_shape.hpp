@@ -1,0 +1,63 @@
+// GM401 data-dependent-shape, private to src/rules/gm401_data_dependent_shape/ (the rule's
+// description: rule.cpp). What a site's surroundings show, from its syntax:
+//   site_context.cpp  in a data test or a deferred message; what a local feeds (sizes, slice
+//                     bounds, loop bounds); parameters and bindings of a function
+//   rule.cpp          the rule: the sites, each refused with what it feeds
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphmend/rule.hpp"
+
+namespace graphmend::rules::data_dependent_shape {
+
+using syntax::Node;
+
+// The innermost function_definition around `n` (lambdas skipped), or invalid.
+Node function_of(const Node& n);
+
+// True when `n` lies in the test of an if / elif / assert / conditional expression whose
+// test reads data: the predicate rules own it (they rewrite `.item()` there, or refuse).
+bool in_data_test(const Context& ctx, const Node& n);
+
+// True when `n` is an argument of a print / logging / warnings call that the
+// deferred-side-effect rule hands to the runtime (which defers `.item()` there).
+bool in_message(const Context& ctx, const Node& n);
+
+// True when `name` is a parameter of function `def`.
+bool is_parameter(const Node& def, std::string_view name);
+
+// True when `expr` is arithmetic on a parameter of a `forward` written with neither
+// annotation nor default, directly or through the locals assigned such arithmetic
+// (`start = (2 * seq_len - 1) // 2`): the value analysis takes such a parameter for a tensor
+// when it finds no caller (a submodule called through an attribute bound to one of several
+// classes), which is no evidence that a slice bound made of it is one (swin2sr's
+// `height * self.upscale`, Mega's `seq_len`). A parameter read through an attribute, an item
+// or a call (`x.shape[1]`, `ids[i]`) does not count.
+bool arithmetic_on_bare_forward_parameter(const Node& def, const Node& expr, int depth = 0);
+
+// Calls f(identifier) for each name an assignment target binds: the target itself, or the
+// items of a tuple / list pattern. `y[a] = v` and `y.a = v` bind no name (`a` is read there).
+template <typename F>
+void each_bound_name(const Node& target, F&& f) {
+    syntax::walk(target, [&](const Node& t) {
+        if (t.is("subscript") || t.is("attribute")) return false;
+        if (t.is("identifier")) f(t);
+        return true;
+    });
+}
+
+// True when `name` is bound anywhere in the body of `def` (not counting nested functions).
+bool assigned_in_body(const Node& def, std::string_view name);
+
+// The local a value is assigned to (`NAME = <n>`), or "".
+std::string assigned_local(const Node& n);
+
+// What the local `name` (and locals computed from it) feeds in `def`: shape arguments,
+// slice bounds, loop bounds. Empty when nothing shows. The function's Flows are remembered
+// (analysis::FunctionMemo): a function with many sites is walked once.
+std::vector<std::string> feeds(const Node& def, const std::string& name);
+
+}  // namespace graphmend::rules::data_dependent_shape
