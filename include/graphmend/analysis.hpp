@@ -363,6 +363,7 @@ private:
     bool compute_module_class(std::size_t file, const std::string& class_name);
     void compute_module_classes();
     void compute_scope();
+    struct ScopeWalk;  // compute_scope's walk: its state and steps (src/analysis/scope.cpp)
     /// How a base of a class that no base makes an nn.Module is read: see notes().
     struct BaseReading {
         enum Kind { Known, Assumed, Unknown } kind = Known;  // Known: nothing to say (a builtin, torch, a project class)

@@ -139,10 +139,26 @@ private:
 
     void analyse(Summary& s);
     void seed_params(Summary& s);
+    /// Reads the attributes of the classes of `file` (`self.NAME = ...` and register_buffer in
+    /// __init__: attributes_) and the project module classes their __init__ builds (submodules_).
+    void read_attributes(std::size_t file);
+    /// A function's summary before the fixed point: its owner class, parameters, locals,
+    /// reaching assignments, narrowed reads, and the calls and bindings the fixed point visits.
+    [[nodiscard]] static Summary summarise(std::size_t file, const syntax::Node& fn);
+    /// The interprocedural fixed point over summaries_: analyse, then pass_arguments, by rounds.
+    void solve();
+    /// Joins the arguments of every call `caller` makes into the parameters of the analysed
+    /// function it calls; inserts into `changed` the file of each callee whose parameters changed.
+    void pass_arguments(const Summary& caller, std::set<std::size_t>& changed);
     [[nodiscard]] Value eval_in(const Frame& f, const syntax::Node& e, int depth = 0) const;
     [[nodiscard]] Value eval_name(const Frame& f, const syntax::Node& e, int depth) const;  // an identifier
     [[nodiscard]] Value eval_rest(const Frame& f, const syntax::Node& e, int depth) const;  // the other forms
     [[nodiscard]] Value call_value(const Frame& f, const syntax::Node& call, int depth) const;
+    /// A call of a builtin (a name the file neither binds nor imports): call_value's first case.
+    [[nodiscard]] Value builtin_value(const Frame& f, const syntax::Node& call, int depth) const;
+    /// A call of an attribute (`torch.NAME(...)`, `x.method(...)`) whose value the function or
+    /// the receiver tells; nullopt when call_value goes on as for any other call.
+    [[nodiscard]] std::optional<Value> method_value(const Frame& f, const syntax::Node& call, int depth) const;
     /// The value of a branch of GM201's select (`lambda: ...`), as the `if` it replaced gave it.
     [[nodiscard]] Value branch_value(const Frame& f, const syntax::Node& lambda, int depth) const;
     [[nodiscard]] Value self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const;

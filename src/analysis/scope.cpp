@@ -1,0 +1,444 @@
+// Project: the compiled scope, the functions that run under torch.compile: its entry points
+// and the walk of their calls (ScopeWalk), and what a function binds (local_names). See
+// include/graphmend/analysis.hpp.
+#include <algorithm>
+#include <deque>
+#include <string_view>
+#include <tuple>
+
+#include "graphmend/analysis.hpp"
+#include "graphmend/knowledge.hpp"
+
+namespace graphmend::analysis {
+
+using syntax::Node;
+
+namespace {
+
+bool is_function_node(const Node& n) { return n.is("function_definition") || n.is("lambda"); }
+
+// The positional arguments of a call.
+std::vector<Node> positional_args(const Node& call) {
+    std::vector<Node> out;
+    const Node args = call.field("arguments");
+    if (!args.is("argument_list")) return out;
+    for (const Node& a : args.named_children()) {
+        if (a.is("comment")) continue;
+        if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) continue;
+        out.push_back(a);
+    }
+    return out;
+}
+
+Node keyword_arg(const Node& call, std::string_view name) {
+    const Node args = call.field("arguments");
+    if (!args.is("argument_list")) return {};
+    for (const Node& a : args.named_children()) {
+        if (a.is("keyword_argument") && a.field("name").text() == name) return a.field("value");
+    }
+    return {};
+}
+
+}  // namespace
+
+bool Project::in_scope(std::size_t file, std::uint32_t begin) const { return scope_.contains({file, begin}); }
+
+std::vector<Node> Project::scope_of(std::size_t file) const {
+    const auto it = scope_nodes_.find(file);
+    if (it == scope_nodes_.end()) return {};
+    std::vector<Node> out = it->second;
+    std::sort(out.begin(), out.end(), [](const Node& a, const Node& b) { return a.begin() < b.begin(); });
+    return out;
+}
+
+std::string Project::owner_class(const Node& function) const {
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (p.is("class_definition")) return std::string(p.field("name").text());
+        if (is_function_node(p)) break;
+    }
+    return {};
+}
+
+Node Project::local_def(const Node& at, const std::string& name) const {
+    // The def of `name` in the nearest enclosing function that has one (not inside its
+    // nested functions or classes).
+    for (Node fn = enclosing_function(at); fn; fn = enclosing_function(fn)) {
+        if (!fn.is("function_definition")) continue;
+        Node found;
+        syntax::walk(fn.field("body"), [&](const Node& n) {
+            if (found) return false;
+            if (n.is("function_definition") && n.field("name").text() == name) {
+                found = n;
+                return false;
+            }
+            return !n.is("function_definition") && !n.is("class_definition") && !n.is("lambda");
+        });
+        if (found) return found;
+    }
+    return {};
+}
+
+Project::Tracing Project::tracing_of(std::size_t file, const Node& function) const {
+    const Node decorated = function.parent();
+    if (!decorated.is("decorated_definition")) return Tracing::Traced;
+    for (const Node& d : decorated.named_children()) {
+        if (!d.is("decorator")) continue;
+        for (const Node& e : d.named_children()) {
+            const Node callee = e.is("call") ? e.field("function") : e;
+            const Symbol s = resolve_expr(file, callee);
+            if (s.kind != Symbol::External) continue;
+            if (knowledge::opaque_api(s.name)) return Tracing::Skipped;
+            if (!knowledge::untraced_api(s.name)) continue;
+            if (e.is("call")) {
+                if (const Node r = keyword_arg(e, "recursive"); r && r.text() == "False") return Tracing::SkippedAlone;
+            }
+            return Tracing::Skipped;
+        }
+    }
+    return Tracing::Traced;
+}
+
+bool Project::is_compile_api(std::size_t file, const Node& expr, bool factory) const {
+    if (!expr.is("identifier") && !expr.is("attribute")) return false;
+    const Symbol s = resolve_expr(file, expr);
+    return s.kind == Symbol::External && knowledge::compile_api(s.name, factory);
+}
+
+// The walk that computes the compiled scope (compute_scope): the functions found so far, those
+// still to walk, and what the walk remembers of the project's classes on the way.
+struct Project::ScopeWalk {
+    using ClassRef = std::pair<std::size_t, std::string>;  // (file, class)
+
+    explicit ScopeWalk(Project& project);
+
+    // The nodes of a file are read only once it is loaded (a pruned file holds names only).
+    Node function_of(std::size_t file, const std::string& name);
+    void add(std::size_t f, const Node& fn);
+    void add_method(std::size_t f, const std::string& cls, const std::string& name, bool up, bool down);
+    const std::set<ClassRef>& classes_of_attribute(std::size_t file, const std::string& cls, const std::string& name);
+    void add_target(std::size_t f, const Node& target);
+    std::vector<bool> load_entry_files();
+    void add_forwards();
+    void add_compiled(std::size_t f);
+    void walk_calls(const FunctionRef& ref);
+    void run();
+
+    Project& p;
+    // Class hierarchy inside the project: (file, class) -> subclasses.
+    std::map<ClassRef, std::vector<ClassRef>> subclasses;
+    std::deque<FunctionRef> work;
+    std::set<std::pair<std::size_t, std::uint32_t>> walked;  // the scope, plus disable(recursive=False) functions
+    // The nn.Module classes of the project that `self.NAME = Class(...)` binds in a class's
+    // __init__ or its bases' (what `self.NAME.m(...)` calls a method of), by (file, class, NAME).
+    std::map<std::tuple<std::size_t, std::string, std::string>, std::set<ClassRef>> attribute_classes;
+};
+
+Project::ScopeWalk::ScopeWalk(Project& project) : p(project) {
+    for (const std::size_t f : p.by_path_) {
+        for (const auto& [name, info] : p.files_[f].index.classes) {
+            for (const auto& base : p.class_bases(f, name)) subclasses[base].emplace_back(f, name);
+        }
+    }
+}
+
+Node Project::ScopeWalk::function_of(std::size_t file, const std::string& name) {
+    p.load({file});
+    return p.files_[file].index.functions.at(name);
+}
+
+void Project::ScopeWalk::add(std::size_t f, const Node& fn) {
+    if (!fn.is("function_definition")) return;
+    if (std::string(fn.field("name").text()).starts_with("_graphmend")) return;
+    const Tracing tracing = p.tracing_of(f, fn);
+    if (tracing == Tracing::Skipped) return;
+    if (!walked.insert({f, fn.begin()}).second) return;
+    if (tracing == Tracing::Traced && p.scope_.insert({f, fn.begin()}).second) p.scope_nodes_[f].push_back(fn);
+    work.push_back({f, fn});
+    // A decorator of the project runs in its place (its wrapper calls the function).
+    if (const Node decorated = fn.parent(); decorated.is("decorated_definition")) {
+        for (const Node& d : decorated.named_children()) {
+            if (!d.is("decorator")) continue;
+            for (Node e : d.named_children()) {
+                if (e.is("call")) e = e.field("function");
+                const Symbol s = p.resolve_expr(f, e);
+                if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
+            }
+        }
+    }
+}
+
+// A method `name` of a class, looked up along its bases and down its subclasses.
+void Project::ScopeWalk::add_method(std::size_t f, const std::string& cls, const std::string& name, bool up,
+                                    bool down) {
+    std::set<ClassRef> seen;
+    std::deque<std::pair<ClassRef, int>> q;  // dir: 1 up, 2 down, 3 both
+    q.push_back({{f, cls}, (up ? 1 : 0) | (down ? 2 : 0)});
+    while (!q.empty()) {
+        auto [c, dir] = q.front();
+        q.pop_front();
+        if (!seen.insert(c).second) continue;
+        const auto& classes = p.files_[c.first].index.classes;
+        if (const auto it = classes.find(c.second); it != classes.end()) {
+            if (const auto m = it->second.methods.find(name); m != it->second.methods.end()) {
+                p.load({c.first});
+                add(c.first, m->second);
+            }
+        }
+        if (dir & 1) {
+            for (const auto& b : p.class_bases(c.first, c.second)) q.push_back({b, 1});
+        }
+        if (dir & 2) {
+            for (const auto& s : subclasses[c]) q.push_back({s, 2});
+        }
+    }
+}
+
+const std::set<Project::ScopeWalk::ClassRef>& Project::ScopeWalk::classes_of_attribute(std::size_t file,
+                                                                                     const std::string& cls,
+                                                                                     const std::string& name) {
+    const auto key = std::make_tuple(file, cls, name);
+    if (const auto it = attribute_classes.find(key); it != attribute_classes.end()) return it->second;
+    std::set<ClassRef> out;
+    std::vector<ClassRef> todo{{file, cls}};
+    std::set<ClassRef> seen;
+    while (!todo.empty()) {
+        const auto c = todo.back();
+        todo.pop_back();
+        if (!seen.insert(c).second) continue;
+        p.load({c.first});
+        const auto it = p.files_[c.first].index.classes.find(c.second);
+        if (it == p.files_[c.first].index.classes.end()) continue;
+        // In __init__, as the value analysis reads attributes (Values, attributes_).
+        if (const auto init = it->second.methods.find("__init__"); init != it->second.methods.end()) {
+            syntax::walk(init->second.field("body"), [&](const Node& n) {
+                if (n.is("function_definition") || n.is("class_definition")) return false;
+                if (!n.is("assignment")) return true;
+                const Node left = n.field("left");
+                const Node right = n.field("right");
+                if (left.is("attribute") && left.field("object").text() == "self" &&
+                    left.field("attribute").text() == name && right.is("call")) {
+                    const Symbol s = p.resolve_expr(c.first, right.field("function"));
+                    if (s.kind == Symbol::Class && p.is_module_class(s.file, s.name)) out.emplace(s.file, s.name);
+                }
+                return true;
+            });
+        }
+        for (const auto& b : p.class_bases(c.first, c.second)) todo.push_back(b);
+    }
+    return attribute_classes.emplace(key, std::move(out)).first->second;
+}
+
+// The function a compile call or a reference names: `f`, `self.m`, `mod.f`, `Class.m`.
+void Project::ScopeWalk::add_target(std::size_t f, const Node& target) {
+    if (target.is("identifier")) {
+        const std::string name(target.text());
+        if (const Node def = p.local_def(target, name)) {
+            add(f, def);
+            return;
+        }
+        const Symbol s = p.resolve_name(f, name);
+        if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
+    } else if (target.is("attribute")) {
+        const Node obj = target.field("object");
+        const std::string attr(target.field("attribute").text());
+        if (obj.text() == "self" || obj.text() == "cls") {
+            const Node fn = enclosing_function(target);
+            const std::string owner = fn ? p.owner_class(fn) : std::string();
+            if (!owner.empty()) add_method(f, owner, attr, true, true);
+            return;
+        }
+        const Symbol s = p.resolve_expr(f, obj);
+        if (s.kind == Symbol::Module) {
+            if (p.files_[s.file].index.functions.contains(attr)) add(s.file, function_of(s.file, attr));
+        } else if (s.kind == Symbol::Class) {
+            add_method(s.file, s.name, attr, true, false);
+        }
+    }
+}
+
+// The files of the entry points are loaded together first (in parallel, when the loader
+// given can): those with a module class's forward, and those with a compile API among
+// their callees (ModuleIndex::compile_callees: only files whose text names `compile` or
+// `optimize` have any, the files the walk below reads). Returns, per file, whether it has
+// a compile API among its callees.
+std::vector<bool> Project::ScopeWalk::load_entry_files() {
+    std::vector<bool> compiles(p.files_.size(), false);
+    std::vector<std::size_t> entries;
+    for (const std::size_t f : p.by_path_) {
+        for (const std::string& callee : p.files_[f].index.compile_callees) {
+            const Symbol s = p.resolve_dotted(f, callee);
+            compiles[f] = compiles[f] || (s.kind == Symbol::External && knowledge::compile_api(s.name, true));
+        }
+        bool forward = false;
+        for (const auto& [name, info] : p.files_[f].index.classes) {
+            forward = forward || (info.methods.contains("forward") && p.is_module_class(f, name));
+        }
+        if (forward || compiles[f]) entries.push_back(f);
+    }
+    p.load(entries);
+    return compiles;
+}
+
+// Entry points 1: the forward of every nn.Module subclass.
+void Project::ScopeWalk::add_forwards() {
+    for (const std::size_t f : p.by_path_) {
+        for (const auto& [name, info] : p.files_[f].index.classes) {
+            if (!p.is_module_class(f, name)) continue;
+            if (const auto m = info.methods.find("forward"); m != info.methods.end()) add(f, m->second);
+        }
+    }
+}
+
+// Entry points 2: functions decorated with a compile API or passed to one.
+void Project::ScopeWalk::add_compiled(std::size_t f) {
+    syntax::walk(p.files_[f].tree.root(), [&](const Node& n) {
+        if (n.is("decorated_definition")) {
+            const Node def = n.field("definition");
+            if (!def.is("function_definition")) return true;
+            for (const Node& d : n.named_children()) {
+                if (!d.is("decorator")) continue;
+                for (const Node& e : d.named_children()) {
+                    if (e.is("call") ? p.is_compile_api(f, e.field("function"), true) : p.is_compile_api(f, e, false)) {
+                        add(f, def);
+                    }
+                }
+            }
+            return true;
+        }
+        if (!n.is("call")) return true;
+        const Node callee = n.field("function");
+        const auto args = positional_args(n);
+        if (p.is_compile_api(f, callee, false)) {  // torch.compile(f, ...)
+            const Node target = args.empty() ? keyword_arg(n, "model") : args.front();
+            if (target) add_target(f, target);
+        } else if (callee.is("call") && p.is_compile_api(f, callee.field("function"), true) && !args.empty()) {
+            add_target(f, args.front());  // torch.compile(**kw)(f), torch._dynamo.optimize(b)(f)
+        }
+        return true;
+    });
+}
+
+// The functions and methods the calls of one function in the walk run.
+void Project::ScopeWalk::walk_calls(const FunctionRef& ref) {
+    const std::string owner = p.owner_class(ref.node);  // the class the function is a method of, if any
+    syntax::walk(ref.node.field("body"), [&](const Node& n) {
+        if (n.is("function_definition")) {
+            add(ref.file, n);  // nested helpers run when called from the body
+            return false;
+        }
+        if (!n.is("call")) return true;
+        const Node fn = n.field("function");
+        if (fn.is("identifier")) {
+            const Symbol s = p.resolve_name(ref.file, std::string(fn.text()));
+            if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
+            if (s.kind == Symbol::Class) add_method(s.file, s.name, "__init__", true, false);
+        } else if (fn.is("attribute")) {
+            const Node obj = fn.field("object");
+            const std::string attr(fn.field("attribute").text());
+            if ((obj.text() == "self" || obj.text() == "cls") && !owner.empty()) {
+                add_method(ref.file, owner, attr, true, true);
+            } else if (obj.is("call") && obj.field("function").text() == "super" && !owner.empty()) {
+                for (const auto& b : p.class_bases(ref.file, owner)) add_method(b.first, b.second, attr, true, false);
+            } else if (obj.is("attribute") && obj.field("object").text() == "self" && !owner.empty()) {
+                // `self.NAME.m(...)` on a module attribute: the method of its class.
+                const std::string name(obj.field("attribute").text());
+                for (const auto& c : classes_of_attribute(ref.file, owner, name)) {
+                    add_method(c.first, c.second, attr, true, false);
+                }
+            } else {
+                const Symbol s = p.resolve_expr(ref.file, obj);
+                if (s.kind == Symbol::Module) {
+                    if (p.files_[s.file].index.functions.contains(attr)) add(s.file, function_of(s.file, attr));
+                } else if (s.kind == Symbol::Class) {
+                    add_method(s.file, s.name, attr, true, false);
+                }
+            }
+        }
+        return true;
+    });
+}
+
+void Project::ScopeWalk::run() {
+    while (!work.empty()) {
+        const FunctionRef ref = work.front();
+        work.pop_front();
+        walk_calls(ref);
+    }
+}
+
+void Project::compute_scope() {
+    ScopeWalk walk(*this);
+    const std::vector<bool> compiles = walk.load_entry_files();
+    walk.add_forwards();
+    for (const std::size_t f : by_path_) {
+        if (compiles[f]) walk.add_compiled(f);
+    }
+    walk.run();
+}
+
+namespace {
+
+std::set<std::string> compute_local_names(const Node& function) {
+    std::set<std::string> names;
+    auto bind_targets = [&](const Node& target) {
+        syntax::walk(target, [&](const Node& n) {
+            if (n.is("identifier")) names.insert(std::string(n.text()));
+            return !n.is("attribute") && !n.is("subscript");
+        });
+    };
+    if (const Node params = function.field("parameters")) {
+        for (const Node& p : params.named_children()) {
+            if (p.is("identifier")) {
+                names.insert(std::string(p.text()));
+            } else if (const Node name = p.field("name"); name.is("identifier")) {
+                names.insert(std::string(name.text()));
+            } else {
+                for (const Node& c : p.named_children()) {
+                    if (c.is("identifier")) {
+                        names.insert(std::string(c.text()));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition")) {
+            names.insert(std::string(n.field("name").text()));
+            return false;
+        }
+        if (n.is("lambda")) return false;
+        if (n.is("assignment") || n.is("augmented_assignment")) bind_targets(n.field("left"));
+        if (n.is("for_statement") || n.is("for_in_clause")) bind_targets(n.field("left"));
+        if (n.is("named_expression")) bind_targets(n.field("name"));
+        if (n.is("as_pattern_target")) bind_targets(n);
+        if (n.is("aliased_import")) names.insert(std::string(n.field("alias").text()));
+        if (n.is("import_statement") || n.is("import_from_statement")) {
+            for (const Node& c : n.named_children()) {
+                if (c.is("dotted_name") && !(n.is("import_from_statement") && c == n.field("module_name"))) {
+                    const std::string full(c.text());
+                    names.insert(full.substr(0, full.find('.')));
+                }
+            }
+        }
+        if (n.is("global_statement") || n.is("nonlocal_statement")) return false;
+        return true;
+    });
+    return names;
+}
+
+}  // namespace
+
+std::set<std::string> local_names(const Node& function) {
+    thread_local FunctionMemo<std::set<std::string>> memo;
+    return memo.get(function, compute_local_names);
+}
+
+Node enclosing_function(const Node& node) {
+    for (Node p = node.parent(); p; p = p.parent()) {  // a step each (syntax::NodeTable)
+        if (is_function_node(p)) return p;
+    }
+    return {};
+}
+
+}  // namespace graphmend::analysis
