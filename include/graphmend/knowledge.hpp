@@ -127,11 +127,11 @@ bool allocating_method(std::string_view name);
 
 // --- What ops compute (tensor_ops.cpp) ---------------------------------------------------------
 
-/// Calls in a test that read tensor values (`x.any()`, `x.sum()`, `x.item()`, ...).
+/// Tensor methods whose result is computed from the tensor's values (one table): a test of it
+/// reads data (`x.any()`, `x.sum() > 0`, `x.item()`, `x.equal(y)`): reads_values; and those of
+/// them that give a tensor (reductions, comparisons, arg-reductions), which on a receiver of
+/// unknown kind still mark a tensor (the value analysis): value_reduction.
 bool reads_values(std::string_view name);
-
-/// Tensor methods whose result is computed from the values (reductions and comparisons): on a
-/// receiver of unknown kind they still mark a tensor (the value analysis).
 bool value_reduction(std::string_view name);
 
 /// Tensor methods (and the torch functions of those names) that give a boolean tensor.

@@ -6,30 +6,32 @@ namespace graphmend::knowledge {
 
 namespace {
 
-// Calls in a test that read tensor values: reductions and comparisons whose result a test then
-// reads (Dynamo: GB0170 "Data-dependent branching" on the test, torch 2.12.1), `item` (GB0124)
-// and `equal` (a Python bool read from the data).
-constexpr auto kValueReads = std::to_array<Name>({
-    {"abs", kTensor}, {"all", kTensor}, {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor},
-    {"count_nonzero", kTensor}, {"eq", kTensor}, {"equal", kTensor}, {"ge", kTensor}, {"gt", kTensor},
-    {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor}, {"le", kTensor},
-    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor}, {"norm", kTensor},
-    {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
+struct ValueRead {
+    std::string_view name;
+    std::uint32_t where;
+    bool python;  // the result is a Python value read from the data (not a tensor)
+};
+
+// Tensor methods whose result is computed from the tensor's values: the reductions, comparisons
+// and arg-reductions give a tensor, which a test then reads (Dynamo: GB0170 "Data-dependent
+// branching", torch 2.12.1); `item` (GB0124), `equal` and `allclose` give a Python value read
+// from the data. Source: torch 2.12.1 (docs/source/torch.rst "Reduction Ops", "Comparison Ops";
+// Tensor.item, Tensor.equal and Tensor.allclose return Python values). The value analysis and
+// rules/support/tensor_test.cpp kept a list each: tensor_test's without allclose, argmax,
+// argmin and logical_*, the analysis' without item and equal and with allclose taken for a
+// tensor.
+constexpr auto kValueReads = std::to_array<ValueRead>({
+    {"abs", kTensor, false}, {"all", kTensor, false}, {"allclose", kTensor, true}, {"amax", kTensor, false},
+    {"amin", kTensor, false}, {"any", kTensor, false}, {"argmax", kTensor, false}, {"argmin", kTensor, false},
+    {"count_nonzero", kTensor, false}, {"eq", kTensor, false}, {"equal", kTensor, true}, {"ge", kTensor, false},
+    {"gt", kTensor, false}, {"isfinite", kTensor, false}, {"isinf", kTensor, false}, {"isnan", kTensor, false},
+    {"item", kTensor, true}, {"le", kTensor, false}, {"logical_and", kTensor, false},
+    {"logical_not", kTensor, false}, {"logical_or", kTensor, false}, {"lt", kTensor, false},
+    {"max", kTensor, false}, {"mean", kTensor, false}, {"min", kTensor, false}, {"ne", kTensor, false},
+    {"norm", kTensor, false}, {"prod", kTensor, false}, {"std", kTensor, false}, {"sum", kTensor, false},
+    {"var", kTensor, false},
 });
 static_assert(detail::sorted(kValueReads));
-
-// Tensor methods whose result is computed from the values: reductions and comparisons, and
-// allclose. Source: torch 2.12.1's Tensor methods (docs/source/tensors.rst, "Reductions" and
-// "Comparison" in docs/source/torch.rst).
-constexpr auto kValueReductions = std::to_array<Name>({
-    {"abs", kTensor}, {"all", kTensor}, {"allclose", kTensor}, {"amax", kTensor}, {"amin", kTensor},
-    {"any", kTensor}, {"argmax", kTensor}, {"argmin", kTensor}, {"count_nonzero", kTensor}, {"eq", kTensor},
-    {"ge", kTensor}, {"gt", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor},
-    {"le", kTensor}, {"logical_and", kTensor}, {"logical_not", kTensor}, {"logical_or", kTensor},
-    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor},
-    {"norm", kTensor}, {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
-});
-static_assert(detail::sorted(kValueReductions));
 
 // Tensor methods, and the torch functions of those names, that give a boolean tensor. Source:
 // torch 2.12.1 (docs/source/torch.rst, "Comparison Ops", "Pointwise Ops": logical_*, isnan, ...).
@@ -223,7 +225,11 @@ static_assert(detail::sorted(kGradUnsafe));
 }  // namespace
 
 bool reads_values(std::string_view name) { return detail::listed(kValueReads, name); }
-bool value_reduction(std::string_view name) { return detail::listed(kValueReductions, name); }
+
+bool value_reduction(std::string_view name) {
+    const ValueRead* entry = detail::find(std::span<const ValueRead>(kValueReads), name);
+    return entry != nullptr && !entry->python;
+}
 bool boolean_result(std::string_view name) { return detail::listed(kBooleanResults, name); }
 bool number_method(std::string_view name) { return detail::listed(kNumberMethods, name); }
 bool python_valued_torch(std::string_view name) { return detail::listed(kPythonValuedTorch, name); }
@@ -241,9 +247,7 @@ bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, nam
 namespace detail {
 
 void add_tensor_tables(std::vector<Table>& out) {
-    out.push_back(table("value_reads", "torch 2.12.1 Tensor methods; Dynamo GB0170, GB0124", kValueReads));
-    out.push_back(table("value_reductions", "torch 2.12.1 docs/source/torch.rst, reductions and comparisons",
-                        kValueReductions));
+    out.push_back(table("value_reads", "torch 2.12.1 reductions, comparisons, item, equal, allclose", kValueReads));
     out.push_back(table("boolean_results", "torch 2.12.1 docs/source/torch.rst, comparison ops", kBooleanResults));
     out.push_back(table("number_methods", "torch 2.12.1 docs/source/tensors.rst", kNumberMethods));
     out.push_back(table("python_valued_torch", "torch 2.12.1 docs/source/torch.rst, type_info.rst",
