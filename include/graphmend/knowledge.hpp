@@ -106,16 +106,17 @@ bool dynamic_shape_op(std::string_view name);
 /// value read into Python feeds).
 bool shape_call(std::string_view name);
 
-/// Tensor methods whose result may be a view of (or share the storage of) the receiver, and
-/// Tensor attributes that are views (`T`, `mT`, `real`, ...) (GM503: the list a tensor is built
-/// from stays the tensor's values only while no view escapes).
-bool view_method(std::string_view name);
-bool view_attribute(std::string_view name);
-
-/// Tensor methods (and torch functions) whose result may be their input itself or a view of
-/// it: a conversion to what it already is (`.to`, `.float`, `.contiguous`), a view (`.view`,
-/// `.reshape`, `.transpose`, ...), `.detach` (GM201: a select hands out a new tensor).
+/// Whether a method's result may be, or share the storage of, its receiver (one table): a view
+/// (`view`, `transpose`, `unfold`, ...), the storage or memory (`numpy`, `data_ptr`), or a
+/// conversion that returns the receiver when it already is what is asked (`.to`, `.float()`,
+/// `.contiguous()`). shares_storage: for a receiver of dtype `dtype` (GM503's int64 tensor:
+/// `.long()` may be itself, `.float()` is a copy); may_alias: the result may be the receiver
+/// itself or a view of it, whatever its dtype (GM201: a select hands out a new tensor; torch
+/// functions too: `torch.view_as_real`). view_attribute: the attributes that are views (`T`,
+/// `mT`, `real`, ...).
+bool shares_storage(std::string_view name, std::string_view dtype);
 bool may_alias(std::string_view name);
+bool view_attribute(std::string_view name);
 
 /// Calls that make a new tensor, with storage of its own (one table): by attribute name
 /// (`torch.zeros`, `x.new_zeros`, `x.clone()`: fresh_tensor), by torch function

@@ -37,6 +37,19 @@ TEST(Knowledge, FreshTensorsByNameFunctionAndMethod) {
     EXPECT_FALSE(knowledge::allocating_method("zeros"));
 }
 
+TEST(Knowledge, AliasingByDtype) {
+    EXPECT_TRUE(knowledge::shares_storage("unfold", "int64"));
+    EXPECT_TRUE(knowledge::shares_storage("numpy", "int64"));
+    EXPECT_TRUE(knowledge::shares_storage("long", "int64"));
+    EXPECT_FALSE(knowledge::shares_storage("int", "int64"));    // an int32 copy
+    EXPECT_FALSE(knowledge::shares_storage("float", "int64"));  // a float32 copy
+    EXPECT_FALSE(knowledge::shares_storage("view_as_real", "complex64"));  // a torch function only
+    EXPECT_TRUE(knowledge::may_alias("float"));
+    EXPECT_TRUE(knowledge::may_alias("view_as_real"));
+    EXPECT_FALSE(knowledge::may_alias("numpy"));  // no tensor
+    EXPECT_TRUE(knowledge::view_attribute("mT"));
+}
+
 TEST(Knowledge, RandomAndImpureOps) {
     for (const char* name : {"randn", "dropout2d", "alpha_dropout", "rrelu", "uniform_"}) {
         EXPECT_TRUE(knowledge::random_op(name)) << name;
