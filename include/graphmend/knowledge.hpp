@@ -170,14 +170,14 @@ bool grad_unsafe(std::string_view name);
 
 // --- torch.nn classes and Dynamo's APIs (modules.cpp) ------------------------------------------
 
-/// torch.nn modules whose forward keeps no state and draws no random numbers.
-bool stateless_module(std::string_view class_name);
-/// torch.nn modules whose forward returns one tensor.
-bool tensor_module(std::string_view class_name);
-/// torch.nn modules whose forward works on the last dimension of each row.
-bool rowwise_module(std::string_view class_name);
-/// torch.nn modules that work element by element.
+/// What a torch.nn module's forward does, by class name (one table, each kind within the next):
+/// it works element by element (elementwise_module) < on the last dimension of each row
+/// (rowwise_module) < it keeps no state and draws no random numbers (stateless_module) < it
+/// returns one tensor (tensor_module).
 bool elementwise_module(std::string_view class_name);
+bool rowwise_module(std::string_view class_name);
+bool stateless_module(std::string_view class_name);
+bool tensor_module(std::string_view class_name);
 
 /// nn.Module classes of torch outside torch.nn (`torch.jit.ScriptModule`, `torch.fx.GraphModule`,
 /// ...), by dotted name; torch.ao.nn's too.

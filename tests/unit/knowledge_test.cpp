@@ -71,6 +71,21 @@ TEST(Knowledge, ValueReads) {
     }
 }
 
+TEST(Knowledge, ModuleKindsNest) {
+    EXPECT_TRUE(knowledge::elementwise_module("Hardswish"));
+    EXPECT_TRUE(knowledge::rowwise_module("Hardswish"));
+    EXPECT_TRUE(knowledge::stateless_module("Hardswish"));
+    EXPECT_TRUE(knowledge::tensor_module("Hardswish"));
+    EXPECT_FALSE(knowledge::elementwise_module("Linear"));
+    EXPECT_TRUE(knowledge::rowwise_module("Linear"));
+    EXPECT_TRUE(knowledge::stateless_module("GLU"));
+    EXPECT_FALSE(knowledge::rowwise_module("Conv2d"));
+    EXPECT_TRUE(knowledge::stateless_module("Conv2d"));
+    EXPECT_FALSE(knowledge::stateless_module("Dropout"));
+    EXPECT_TRUE(knowledge::tensor_module("Dropout"));
+    EXPECT_FALSE(knowledge::tensor_module("LSTM"));
+}
+
 TEST(Knowledge, PureBuiltins) {
     for (const char* name : {"len", "slice", "round", "sum", "zip", "all", "str"}) {
         EXPECT_TRUE(knowledge::pure_builtin(name)) << name;
