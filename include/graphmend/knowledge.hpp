@@ -147,14 +147,16 @@ bool python_valued_torch(std::string_view name);
 /// Namespaces whose functions return tensors (`torch`, `torch.nn.functional`, ...).
 bool tensor_namespace(std::string_view dotted);
 
-/// Tensor methods that work element by element (conversions of dtype and device included).
+/// Pointwise ops (one table, with the ops along a dimension that keep a layout): Tensor methods
+/// that work element by element, dtype conversions included (elementwise_method); torch.NAME /
+/// torch.nn.functional.NAME that do (elementwise_function); binary Tensor methods whose
+/// arguments broadcast with the receiver (broadcast_method); Tensor methods and torch.NAME whose
+/// result has the layout (shape, dtype, device) of their first operand when every other operand
+/// is a Python number or has that layout (same_layout_method, same_layout_function: the pointwise
+/// ops that keep the dtype, and softmax, cumsum, tril, flip, roll, ...).
 bool elementwise_method(std::string_view name);
-/// torch.NAME / torch.nn.functional.NAME that work element by element on every argument.
 bool elementwise_function(std::string_view name);
-/// Tensor methods whose arguments take part in broadcasting.
 bool broadcast_method(std::string_view name);
-/// Tensor methods and torch functions whose result has the layout (shape, dtype, device) of
-/// their first operand when every other operand is a Python number or has that layout.
 bool same_layout_method(std::string_view name);
 bool same_layout_function(std::string_view name);
 

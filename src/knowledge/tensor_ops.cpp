@@ -75,77 +75,120 @@ constexpr auto kTensorNamespaces = std::to_array<Name>({
 });
 static_assert(detail::sorted(kTensorNamespaces));
 
-// Tensor methods that work element by element, each element of the result from the element at
-// the same place (conversions of dtype and device included). Source: torch 2.12.1
-// (docs/source/torch.rst "Pointwise Ops"; Tensor.to, Tensor.float, ...).
-constexpr auto kElementwiseMethods = std::to_array<Name>({
-    {"abs", kTensor}, {"add", kTensor}, {"bfloat16", kTensor}, {"bool", kTensor}, {"ceil", kTensor},
-    {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"cos", kTensor}, {"detach", kTensor}, {"div", kTensor}, {"double", kTensor},
-    {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"expm1", kTensor}, {"float", kTensor},
-    {"floor", kTensor}, {"half", kTensor}, {"int", kTensor}, {"log", kTensor},
-    {"log1p", kTensor}, {"long", kTensor}, {"masked_fill", kTensor}, {"mul", kTensor},
-    {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor},
-    {"round", kTensor}, {"rsqrt", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor},
-    {"sin", kTensor}, {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor},
-    {"tanh", kTensor}, {"to", kTensor}, {"trunc", kTensor}, {"type", kTensor}, {"type_as", kTensor},
-});
-static_assert(detail::sorted(kElementwiseMethods));
+// How a pointwise op treats dtypes: keeps its operands' (math, activations, clamps; no dtype is
+// known, and math is taken to keep the floating-point dtype of model code), or converts to
+// another (`to`, `float`, ...).
+enum class Pointwise { Keeps, Converts };
 
-// torch.NAME / torch.nn.functional.NAME that work element by element on every argument. Source:
-// torch 2.12.1 (docs/source/torch.rst "Pointwise Ops", nn.functional.rst "Non-linear activation
-// functions").
-constexpr auto kElementwiseFunctions = std::to_array<Name>({
-    {"abs", kTorch}, {"add", kTorch}, {"celu", kTorch}, {"clamp", kTorch}, {"cos", kTorch}, {"div", kTorch},
-    {"elu", kFunctional}, {"erf", kTorch}, {"exp", kTorch}, {"gelu", kFunctional},
-    {"hardsigmoid", kFunctional}, {"hardswish", kFunctional}, {"hardtanh", kFunctional},
-    {"leaky_relu", kFunctional}, {"log", kTorch}, {"log1p", kTorch}, {"logsigmoid", kFunctional},
-    {"maximum", kTorch}, {"minimum", kTorch}, {"mish", kFunctional}, {"mul", kTorch}, {"neg", kTorch},
-    {"pow", kTorch}, {"relu", kTorch}, {"relu6", kFunctional}, {"rsqrt", kTorch},
-    {"selu", kTorch}, {"sigmoid", kTorch}, {"silu", kFunctional}, {"sin", kTorch}, {"softplus", kFunctional},
-    {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
-});
-static_assert(detail::sorted(kElementwiseFunctions));
+struct PointwiseOp {
+    std::string_view name;
+    std::uint32_t where;
+    Pointwise dtype;
+    bool binary;  // its tensor arguments broadcast with the first (docs/source/notes/broadcasting.rst)
+};
 
-// Tensor methods whose arguments take part in broadcasting (docs/source/notes/broadcasting.rst,
-// torch 2.12.1).
-constexpr auto kBroadcastMethods = std::to_array<Name>({
-    {"add", kTensor}, {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"div", kTensor},
-    {"masked_fill", kTensor}, {"maximum", kTensor}, {"minimum", kTensor}, {"mul", kTensor}, {"pow", kTensor},
-    {"sub", kTensor},
+// Ops that work element by element: each element of the result from the elements at the same
+// place (after broadcasting), as Tensor methods, torch functions or torch.nn.functional
+// functions. Source: torch 2.12.1 (docs/source/torch.rst "Pointwise Ops"; nn.functional.rst
+// "Non-linear activation functions"; Tensor.to and the dtype conversions; contiguous, clone and
+// detach, which keep every element). rules/support/rowwise.cpp (rows stay rows), GM201 (a
+// branch value keeps its source's layout) and row_layout (broadcast operands) kept five lists
+// of this fact, each without some of the others' ops: rowwise's methods without clip,
+// logical_not, bitwise_not, maximum, minimum; its functions without the rounding ops, clamps,
+// masked_fill, nan_to_num, exp2, expm1, reciprocal; GM201's methods without log1p, expm1,
+// maximum, minimum; its torch functions without cos, sin, log1p, expm1, exp2, reciprocal,
+// celu, selu.
+constexpr auto kPointwise = std::to_array<PointwiseOp>({
+    {"abs", kTorch | kTensor, Pointwise::Keeps, false},
+    {"add", kTorch | kTensor, Pointwise::Keeps, true},
+    {"bfloat16", kTensor, Pointwise::Converts, false},
+    {"bitwise_not", kTorch | kTensor, Pointwise::Keeps, false},
+    {"bool", kTensor, Pointwise::Converts, false},
+    {"ceil", kTorch | kTensor, Pointwise::Keeps, false},
+    {"celu", kTorch | kFunctional, Pointwise::Keeps, false},
+    {"clamp", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clamp_max", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clamp_min", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clip", kTorch | kTensor, Pointwise::Keeps, false},
+    {"clone", kTorch | kTensor, Pointwise::Keeps, false},
+    {"contiguous", kTensor, Pointwise::Keeps, false},
+    {"cos", kTorch | kTensor, Pointwise::Keeps, false},
+    {"detach", kTorch | kTensor, Pointwise::Keeps, false},
+    {"div", kTorch | kTensor, Pointwise::Keeps, true},
+    {"double", kTensor, Pointwise::Converts, false},
+    {"elu", kFunctional, Pointwise::Keeps, false},
+    {"erf", kTorch | kTensor, Pointwise::Keeps, false},
+    {"exp", kTorch | kTensor, Pointwise::Keeps, false},
+    {"exp2", kTorch | kTensor, Pointwise::Keeps, false},
+    {"expm1", kTorch | kTensor, Pointwise::Keeps, false},
+    {"float", kTensor, Pointwise::Converts, false},
+    {"floor", kTorch | kTensor, Pointwise::Keeps, false},
+    {"fmax", kTorch | kTensor, Pointwise::Keeps, true},
+    {"fmin", kTorch | kTensor, Pointwise::Keeps, true},
+    {"gelu", kFunctional, Pointwise::Keeps, false},
+    {"half", kTensor, Pointwise::Converts, false},
+    {"hardsigmoid", kFunctional, Pointwise::Keeps, false},
+    {"hardswish", kFunctional, Pointwise::Keeps, false},
+    {"hardtanh", kFunctional, Pointwise::Keeps, false},
+    {"int", kTensor, Pointwise::Converts, false},
+    {"leaky_relu", kFunctional, Pointwise::Keeps, false},
+    {"log", kTorch | kTensor, Pointwise::Keeps, false},
+    {"log1p", kTorch | kTensor, Pointwise::Keeps, false},
+    {"logical_not", kTorch | kTensor, Pointwise::Keeps, false},
+    {"logsigmoid", kFunctional, Pointwise::Keeps, false},
+    {"long", kTensor, Pointwise::Converts, false},
+    {"masked_fill", kTorch | kTensor, Pointwise::Keeps, true},
+    {"maximum", kTorch | kTensor, Pointwise::Keeps, true},
+    {"minimum", kTorch | kTensor, Pointwise::Keeps, true},
+    {"mish", kFunctional, Pointwise::Keeps, false},
+    {"mul", kTorch | kTensor, Pointwise::Keeps, true},
+    {"nan_to_num", kTorch | kTensor, Pointwise::Keeps, false},
+    {"neg", kTorch | kTensor, Pointwise::Keeps, false},
+    {"pow", kTorch | kTensor, Pointwise::Keeps, true},
+    {"reciprocal", kTorch | kTensor, Pointwise::Keeps, false},
+    {"relu", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"relu6", kFunctional, Pointwise::Keeps, false},
+    {"round", kTorch | kTensor, Pointwise::Keeps, false},
+    {"rsqrt", kTorch | kTensor, Pointwise::Keeps, false},
+    {"selu", kTorch | kFunctional, Pointwise::Keeps, false},
+    {"sigmoid", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"sign", kTorch | kTensor, Pointwise::Keeps, false},
+    {"silu", kFunctional, Pointwise::Keeps, false},
+    {"sin", kTorch | kTensor, Pointwise::Keeps, false},
+    {"softplus", kFunctional, Pointwise::Keeps, false},
+    {"sqrt", kTorch | kTensor, Pointwise::Keeps, false},
+    {"square", kTorch | kTensor, Pointwise::Keeps, false},
+    {"sub", kTorch | kTensor, Pointwise::Keeps, true},
+    {"tanh", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"to", kTensor, Pointwise::Converts, false},
+    {"trunc", kTorch | kTensor, Pointwise::Keeps, false},
+    {"type", kTensor, Pointwise::Converts, false},
+    {"type_as", kTensor, Pointwise::Converts, false},
 });
-static_assert(detail::sorted(kBroadcastMethods));
+static_assert(detail::sorted(kPointwise));
 
-// Tensor methods whose result has the receiver's layout (shape, dtype and device) when every
-// operand is a Python number or has that layout: pointwise ops and those along a dimension
-// (softmax, cumsum, tril, flip, roll). Source: torch 2.12.1 (docs/source/torch.rst).
-constexpr auto kSameLayoutMethods = std::to_array<Name>({
-    {"abs", kTensor}, {"add", kTensor}, {"bitwise_not", kTensor}, {"ceil", kTensor}, {"clamp", kTensor},
-    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"cos", kTensor}, {"cumprod", kTensor}, {"cumsum", kTensor}, {"detach", kTensor},
-    {"div", kTensor}, {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"flip", kTensor},
-    {"floor", kTensor}, {"log", kTensor}, {"log_softmax", kTensor}, {"logical_not", kTensor},
-    {"masked_fill", kTensor}, {"mul", kTensor}, {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor},
-    {"reciprocal", kTensor}, {"relu", kTensor}, {"roll", kTensor}, {"round", kTensor}, {"rsqrt", kTensor},
-    {"sigmoid", kTensor}, {"sign", kTensor}, {"sin", kTensor}, {"softmax", kTensor},
-    {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor}, {"tanh", kTensor}, {"tril", kTensor},
-    {"triu", kTensor}, {"trunc", kTensor},
+// Ops along a dimension that keep the layout (shape, dtype, device) of their input: softmax,
+// cumulative sums, triangles, flips and rolls. Source: torch 2.12.1 (docs/source/torch.rst).
+constexpr auto kAlongDimension = std::to_array<Name>({
+    {"cumprod", kTorch | kTensor},
+    {"cumsum", kTorch | kTensor},
+    {"flip", kTorch | kTensor},
+    {"log_softmax", kTorch | kTensor},
+    {"roll", kTorch | kTensor},
+    {"softmax", kTorch | kTensor},
+    {"tril", kTorch | kTensor},
+    {"triu", kTorch | kTensor},
 });
-static_assert(detail::sorted(kSameLayoutMethods));
+static_assert(detail::sorted(kAlongDimension));
 
-// torch.NAME(first, ...) whose result has the layout of `first` when every other argument is a
-// Python number (or has first's layout). Source: torch 2.12.1 (docs/source/torch.rst).
-constexpr auto kSameLayoutFunctions = std::to_array<Name>({
-    {"abs", kTorch}, {"add", kTorch}, {"ceil", kTorch}, {"clamp", kTorch}, {"clamp_max", kTorch},
-    {"clamp_min", kTorch}, {"clip", kTorch}, {"cumsum", kTorch}, {"div", kTorch}, {"erf", kTorch},
-    {"exp", kTorch}, {"floor", kTorch}, {"fmax", kTorch}, {"fmin", kTorch}, {"log", kTorch},
-    {"log_softmax", kTorch}, {"logical_not", kTorch}, {"masked_fill", kTorch}, {"maximum", kTorch},
-    {"minimum", kTorch}, {"mul", kTorch}, {"nan_to_num", kTorch}, {"neg", kTorch}, {"pow", kTorch},
-    {"relu", kTorch}, {"round", kTorch}, {"rsqrt", kTorch}, {"sigmoid", kTorch}, {"sign", kTorch},
-    {"softmax", kTorch}, {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
-    {"tril", kTorch}, {"triu", kTorch}, {"trunc", kTorch},
-});
-static_assert(detail::sorted(kSameLayoutFunctions));
+const PointwiseOp* pointwise(std::string_view name) {
+    return detail::find(std::span<const PointwiseOp>(kPointwise), name);
+}
+
+bool along_dimension(std::string_view name, std::uint32_t where) {
+    const Name* op = detail::find(std::span<const Name>(kAlongDimension), name);
+    return op != nullptr && (op->where & where) != 0;
+}
 
 // Tensor methods and torch functions known to be pure: no state, no I/O, no randomness. Source:
 // torch 2.12.1 (docs/source/torch.rst; the random sampling ops are listed apart, below).
@@ -234,11 +277,33 @@ bool boolean_result(std::string_view name) { return detail::listed(kBooleanResul
 bool number_method(std::string_view name) { return detail::listed(kNumberMethods, name); }
 bool python_valued_torch(std::string_view name) { return detail::listed(kPythonValuedTorch, name); }
 bool tensor_namespace(std::string_view dotted) { return detail::listed(kTensorNamespaces, dotted); }
-bool elementwise_method(std::string_view name) { return detail::listed(kElementwiseMethods, name); }
-bool elementwise_function(std::string_view name) { return detail::listed(kElementwiseFunctions, name); }
-bool broadcast_method(std::string_view name) { return detail::listed(kBroadcastMethods, name); }
-bool same_layout_method(std::string_view name) { return detail::listed(kSameLayoutMethods, name); }
-bool same_layout_function(std::string_view name) { return detail::listed(kSameLayoutFunctions, name); }
+bool elementwise_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && (op->where & kTensor) != 0;
+}
+
+bool elementwise_function(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && (op->where & (kTorch | kFunctional)) != 0;
+}
+
+bool broadcast_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && op->binary && (op->where & kTensor) != 0;
+}
+
+bool same_layout_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    if (op != nullptr) return op->dtype == Pointwise::Keeps && (op->where & kTensor) != 0;
+    return along_dimension(name, kTensor);
+}
+
+bool same_layout_function(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    if (op != nullptr) return op->dtype == Pointwise::Keeps && (op->where & kTorch) != 0;
+    return along_dimension(name, kTorch);
+}
+
 bool pure_op(std::string_view name) { return detail::listed(kPureOps, name); }
 bool impure_torch(std::string_view name) { return random_op(name) || detail::listed(kGlobalState, name); }
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
@@ -253,12 +318,8 @@ void add_tensor_tables(std::vector<Table>& out) {
     out.push_back(table("python_valued_torch", "torch 2.12.1 docs/source/torch.rst, type_info.rst",
                         kPythonValuedTorch));
     out.push_back(table("tensor_namespaces", "torch 2.12.1 docs", kTensorNamespaces));
-    out.push_back(table("elementwise_methods", "torch 2.12.1 pointwise ops and conversions", kElementwiseMethods));
-    out.push_back(table("elementwise_functions", "torch 2.12.1 pointwise ops and activations",
-                        kElementwiseFunctions));
-    out.push_back(table("broadcast_methods", "torch 2.12.1 docs/source/notes/broadcasting.rst", kBroadcastMethods));
-    out.push_back(table("same_layout_methods", "torch 2.12.1 docs/source/torch.rst", kSameLayoutMethods));
-    out.push_back(table("same_layout_functions", "torch 2.12.1 docs/source/torch.rst", kSameLayoutFunctions));
+    out.push_back(table("pointwise", "torch 2.12.1 pointwise ops, activations, conversions", kPointwise));
+    out.push_back(table("along_dimension", "torch 2.12.1 docs/source/torch.rst", kAlongDimension));
     out.push_back(table("pure_ops", "torch 2.12.1 docs/source/torch.rst", kPureOps));
     out.push_back(table("random_ops", "torch 2.12.1 random sampling, in-place random sampling, dropouts, rrelu",
                         kRandomOps));

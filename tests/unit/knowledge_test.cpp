@@ -71,6 +71,25 @@ TEST(Knowledge, ValueReads) {
     }
 }
 
+TEST(Knowledge, PointwiseOps) {
+    for (const char* name : {"clip", "logical_not", "maximum", "float", "to"}) {
+        EXPECT_TRUE(knowledge::elementwise_method(name)) << name;
+    }
+    for (const char* name : {"log1p", "maximum", "softmax", "cumsum"}) {
+        EXPECT_TRUE(knowledge::same_layout_method(name)) << name;
+    }
+    EXPECT_FALSE(knowledge::same_layout_method("float"));  // a conversion changes the dtype
+    EXPECT_FALSE(knowledge::elementwise_method("softmax"));  // along a dimension
+    EXPECT_FALSE(knowledge::elementwise_method("gelu"));     // no Tensor method
+    EXPECT_TRUE(knowledge::elementwise_function("gelu"));    // torch.nn.functional.gelu
+    EXPECT_TRUE(knowledge::elementwise_function("round"));
+    EXPECT_FALSE(knowledge::elementwise_function("float"));  // torch.float is a dtype
+    EXPECT_TRUE(knowledge::same_layout_function("cos"));
+    EXPECT_FALSE(knowledge::same_layout_function("gelu"));   // not torch.gelu
+    EXPECT_TRUE(knowledge::broadcast_method("maximum"));
+    EXPECT_FALSE(knowledge::broadcast_method("exp"));
+}
+
 TEST(Knowledge, ModuleKindsNest) {
     EXPECT_TRUE(knowledge::elementwise_module("Hardswish"));
     EXPECT_TRUE(knowledge::rowwise_module("Hardswish"));
