@@ -160,7 +160,8 @@ bool broadcast_method(std::string_view name);
 bool same_layout_method(std::string_view name);
 bool same_layout_function(std::string_view name);
 
-/// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness.
+/// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness (the
+/// pointwise ops, the ops along a dimension, comparisons and reductions among them).
 bool pure_op(std::string_view name);
 /// Calls that draw random numbers (the dropouts and the in-place samplers `uniform_`, ... included).
 bool random_op(std::string_view name);

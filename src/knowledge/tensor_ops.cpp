@@ -190,38 +190,29 @@ bool along_dimension(std::string_view name, std::uint32_t where) {
     return op != nullptr && (op->where & where) != 0;
 }
 
-// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness. Source:
-// torch 2.12.1 (docs/source/torch.rst; the random sampling ops are listed apart, below).
+// Tensor methods and torch functions known to be pure (no state, no I/O, no randomness), besides
+// the pointwise ops, the ops along a dimension, the comparisons and the reductions above, which
+// pure_op counts too: shapes and views, factories that fill their values, matrix products,
+// torch.nn.functional's layers, finfo and iinfo. Source: torch 2.12.1 (docs/source/torch.rst;
+// the random sampling ops and `empty` are apart, below). GM201's list held many of the ops
+// above, and not all: erf, exp2, trunc, bitwise_not, fmax, fmin, celu, selu, relu6,
+// hardswish, hardsigmoid, logsigmoid, cumprod, flip, roll, count_nonzero and the comparisons
+// by their long names (greater, less_equal, not_equal, ...), isin, isneginf, isposinf,
+// logical_xor; and it listed `clamp_`, in place (and refused as such before the list is asked).
 constexpr auto kPureOps = std::to_array<Name>({
-    {"abs", kTensor}, {"absolute", kTensor}, {"add", kTensor}, {"addmm", kTensor}, {"all", kTensor},
-    {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor}, {"arange", kTorch}, {"argmax", kTensor},
-    {"argmin", kTensor}, {"as_tensor", kTorch}, {"bfloat16", kTensor}, {"bmm", kTensor}, {"bool", kTensor},
-    {"cat", kTorch}, {"ceil", kTensor}, {"chunk", kTensor}, {"clamp", kTensor}, {"clamp_", kTensor},
-    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch}, {"cos", kTensor},
-    {"cosine_similarity", kTorch}, {"cumsum", kTensor}, {"detach", kTensor}, {"dim", kTensor}, {"div", kTensor},
-    {"double", kTensor}, {"einsum", kTorch}, {"elu", kFunctional}, {"embedding", kTorch}, {"eq", kTensor},
-    {"exp", kTensor}, {"expand", kTensor}, {"expand_as", kTensor}, {"expm1", kTensor}, {"finfo", kTorch},
-    {"flatten", kTensor}, {"float", kTensor}, {"floor", kTensor}, {"full", kTorch}, {"full_like", kTorch},
-    {"gather", kTensor}, {"ge", kTensor}, {"gelu", kFunctional}, {"group_norm", kTorch}, {"gt", kTensor},
-    {"half", kTensor}, {"hardtanh", kFunctional}, {"iinfo", kTorch}, {"index_select", kTensor}, {"int", kTensor},
-    {"isclose", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor},
-    {"layer_norm", kTorch}, {"le", kTensor}, {"leaky_relu", kFunctional}, {"linear", kFunctional},
-    {"log", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"log_softmax", kTensor}, {"logical_and", kTensor},
-    {"logical_not", kTensor}, {"logical_or", kTensor}, {"long", kTensor}, {"lt", kTensor},
-    {"masked_fill", kTensor}, {"matmul", kTensor}, {"max", kTensor}, {"maximum", kTensor}, {"mean", kTensor},
-    {"min", kTensor}, {"minimum", kTensor}, {"mish", kFunctional}, {"mm", kTensor}, {"mul", kTensor},
-    {"nan_to_num", kTensor}, {"narrow", kTensor}, {"ne", kTensor}, {"neg", kTensor}, {"new_full", kTensor},
-    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"absolute", kTensor}, {"addmm", kTensor}, {"arange", kTorch}, {"as_tensor", kTorch}, {"bmm", kTensor},
+    {"cat", kTorch}, {"chunk", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch},
+    {"cosine_similarity", kTorch}, {"dim", kTensor}, {"einsum", kTorch}, {"embedding", kTorch},
+    {"expand", kTensor}, {"expand_as", kTensor}, {"finfo", kTorch}, {"flatten", kTensor}, {"full", kTorch},
+    {"full_like", kTorch}, {"gather", kTensor}, {"group_norm", kTorch}, {"iinfo", kTorch},
+    {"index_select", kTensor}, {"isclose", kTensor}, {"item", kTensor}, {"layer_norm", kTorch},
+    {"linear", kFunctional}, {"log2", kTensor}, {"matmul", kTensor}, {"mm", kTensor}, {"narrow", kTensor},
+    {"new_full", kTensor}, {"new_ones", kTensor}, {"new_zeros", kTensor}, {"normalize", kFunctional},
     {"numel", kTensor}, {"ones", kTorch}, {"ones_like", kTorch}, {"pad", kFunctional}, {"permute", kTensor},
-    {"pow", kTensor}, {"prod", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor}, {"repeat", kTensor},
-    {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch}, {"round", kTensor}, {"rsqrt", kTensor},
-    {"select", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kFunctional}, {"sin", kTensor},
-    {"size", kTensor}, {"softmax", kTensor}, {"softplus", kFunctional}, {"split", kTensor}, {"sqrt", kTensor},
-    {"square", kTensor}, {"squeeze", kTensor}, {"stack", kTorch}, {"std", kTensor}, {"sub", kTensor},
-    {"sum", kTensor}, {"t", kTensor}, {"tanh", kTensor}, {"tensor", kTorch}, {"to", kTensor},
-    {"transpose", kTensor}, {"tril", kTensor}, {"triu", kTensor}, {"true_divide", kTensor}, {"type_as", kTensor},
-    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"var", kTensor}, {"view", kTensor}, {"view_as", kTensor},
+    {"repeat", kTensor}, {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch},
+    {"select", kTensor}, {"size", kTensor}, {"split", kTensor}, {"squeeze", kTensor}, {"stack", kTorch},
+    {"t", kTensor}, {"tensor", kTorch}, {"transpose", kTensor}, {"true_divide", kTensor},
+    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"view", kTensor}, {"view_as", kTensor},
     {"where", kTensor}, {"zeros", kTorch}, {"zeros_like", kTorch},
 });
 static_assert(detail::sorted(kPureOps));
@@ -304,7 +295,10 @@ bool same_layout_function(std::string_view name) {
     return along_dimension(name, kTorch);
 }
 
-bool pure_op(std::string_view name) { return detail::listed(kPureOps, name); }
+bool pure_op(std::string_view name) {
+    return detail::listed(kPureOps, name) || pointwise(name) != nullptr || along_dimension(name, kTorch | kTensor) ||
+           boolean_result(name) || value_reduction(name);
+}
 bool impure_torch(std::string_view name) { return random_op(name) || detail::listed(kGlobalState, name); }
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
 bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }

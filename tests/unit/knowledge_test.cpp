@@ -90,6 +90,15 @@ TEST(Knowledge, PointwiseOps) {
     EXPECT_FALSE(knowledge::broadcast_method("exp"));
 }
 
+TEST(Knowledge, PureOps) {
+    for (const char* name : {"erf", "trunc", "flip", "not_equal", "matmul", "zeros", "float", "sum"}) {
+        EXPECT_TRUE(knowledge::pure_op(name)) << name;
+    }
+    for (const char* name : {"clamp_", "randn", "empty", "new_empty", "print"}) {
+        EXPECT_FALSE(knowledge::pure_op(name)) << name;
+    }
+}
+
 TEST(Knowledge, ModuleKindsNest) {
     EXPECT_TRUE(knowledge::elementwise_module("Hardswish"));
     EXPECT_TRUE(knowledge::rowwise_module("Hardswish"));
