@@ -106,16 +106,17 @@ bool dynamic_shape_op(std::string_view name);
 /// value read into Python feeds).
 bool shape_call(std::string_view name);
 
-/// Tensor methods whose result may be a view of (or share the storage of) the receiver, and
-/// Tensor attributes that are views (`T`, `mT`, `real`, ...) (GM503: the list a tensor is built
-/// from stays the tensor's values only while no view escapes).
-bool view_method(std::string_view name);
-bool view_attribute(std::string_view name);
-
-/// Tensor methods (and torch functions) whose result may be their input itself or a view of
-/// it: a conversion to what it already is (`.to`, `.float`, `.contiguous`), a view (`.view`,
-/// `.reshape`, `.transpose`, ...), `.detach` (GM201: a select hands out a new tensor).
+/// Whether a method's result may be, or share the storage of, its receiver (one table): a view
+/// (`view`, `transpose`, `unfold`, ...), the storage or memory (`numpy`, `data_ptr`), or a
+/// conversion that returns the receiver when it already is what is asked (`.to`, `.float()`,
+/// `.contiguous()`). shares_storage: for a receiver of dtype `dtype` (GM503's int64 tensor:
+/// `.long()` may be itself, `.float()` is a copy); may_alias: the result may be the receiver
+/// itself or a view of it, whatever its dtype (GM201: a select hands out a new tensor; torch
+/// functions too: `torch.view_as_real`). view_attribute: the attributes that are views (`T`,
+/// `mT`, `real`, ...).
+bool shares_storage(std::string_view name, std::string_view dtype);
 bool may_alias(std::string_view name);
+bool view_attribute(std::string_view name);
 
 /// Calls that make a new tensor, with storage of its own (one table): by attribute name
 /// (`torch.zeros`, `x.new_zeros`, `x.clone()`: fresh_tensor), by torch function
@@ -127,11 +128,11 @@ bool allocating_method(std::string_view name);
 
 // --- What ops compute (tensor_ops.cpp) ---------------------------------------------------------
 
-/// Calls in a test that read tensor values (`x.any()`, `x.sum()`, `x.item()`, ...).
+/// Tensor methods whose result is computed from the tensor's values (one table): a test of it
+/// reads data (`x.any()`, `x.sum() > 0`, `x.item()`, `x.equal(y)`): reads_values; and those of
+/// them that give a tensor (reductions, comparisons, arg-reductions), which on a receiver of
+/// unknown kind still mark a tensor (the value analysis): value_reduction.
 bool reads_values(std::string_view name);
-
-/// Tensor methods whose result is computed from the values (reductions and comparisons): on a
-/// receiver of unknown kind they still mark a tensor (the value analysis).
 bool value_reduction(std::string_view name);
 
 /// Tensor methods (and the torch functions of those names) that give a boolean tensor.
@@ -146,18 +147,21 @@ bool python_valued_torch(std::string_view name);
 /// Namespaces whose functions return tensors (`torch`, `torch.nn.functional`, ...).
 bool tensor_namespace(std::string_view dotted);
 
-/// Tensor methods that work element by element (conversions of dtype and device included).
+/// Pointwise ops (one table, with the ops along a dimension that keep a layout): Tensor methods
+/// that work element by element, dtype conversions included (elementwise_method); torch.NAME /
+/// torch.nn.functional.NAME that do (elementwise_function); binary Tensor methods whose
+/// arguments broadcast with the receiver (broadcast_method); Tensor methods and torch.NAME whose
+/// result has the layout (shape, dtype, device) of their first operand when every other operand
+/// is a Python number or has that layout (same_layout_method, same_layout_function: the pointwise
+/// ops that keep the dtype, and softmax, cumsum, tril, flip, roll, ...).
 bool elementwise_method(std::string_view name);
-/// torch.NAME / torch.nn.functional.NAME that work element by element on every argument.
 bool elementwise_function(std::string_view name);
-/// Tensor methods whose arguments take part in broadcasting.
 bool broadcast_method(std::string_view name);
-/// Tensor methods and torch functions whose result has the layout (shape, dtype, device) of
-/// their first operand when every other operand is a Python number or has that layout.
 bool same_layout_method(std::string_view name);
 bool same_layout_function(std::string_view name);
 
-/// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness.
+/// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness (the
+/// pointwise ops, the ops along a dimension, comparisons and reductions among them).
 bool pure_op(std::string_view name);
 /// Calls that draw random numbers (the dropouts and the in-place samplers `uniform_`, ... included).
 bool random_op(std::string_view name);
@@ -169,14 +173,14 @@ bool grad_unsafe(std::string_view name);
 
 // --- torch.nn classes and Dynamo's APIs (modules.cpp) ------------------------------------------
 
-/// torch.nn modules whose forward keeps no state and draws no random numbers.
-bool stateless_module(std::string_view class_name);
-/// torch.nn modules whose forward returns one tensor.
-bool tensor_module(std::string_view class_name);
-/// torch.nn modules whose forward works on the last dimension of each row.
-bool rowwise_module(std::string_view class_name);
-/// torch.nn modules that work element by element.
+/// What a torch.nn module's forward does, by class name (one table, each kind within the next):
+/// it works element by element (elementwise_module) < on the last dimension of each row
+/// (rowwise_module) < it keeps no state and draws no random numbers (stateless_module) < it
+/// returns one tensor (tensor_module).
 bool elementwise_module(std::string_view class_name);
+bool rowwise_module(std::string_view class_name);
+bool stateless_module(std::string_view class_name);
+bool tensor_module(std::string_view class_name);
 
 /// nn.Module classes of torch outside torch.nn (`torch.jit.ScriptModule`, `torch.fx.GraphModule`,
 /// ...), by dotted name; torch.ao.nn's too.

@@ -10,55 +10,100 @@ namespace graphmend::knowledge {
 
 namespace {
 
-// torch.nn modules whose forward keeps no state and draws no random numbers (no running
-// statistics, no dropout). Source: torch 2.12.1's torch/nn/modules/ (each forward).
-constexpr auto kStatelessModules = std::to_array<Name>({
-    {"Bilinear", kNn}, {"Conv1d", kNn}, {"Conv2d", kNn}, {"Conv3d", kNn}, {"ConvTranspose1d", kNn},
-    {"ConvTranspose2d", kNn}, {"ConvTranspose3d", kNn}, {"ELU", kNn}, {"Embedding", kNn}, {"Flatten", kNn},
-    {"GELU", kNn}, {"GroupNorm", kNn}, {"Hardtanh", kNn}, {"Identity", kNn}, {"LayerNorm", kNn},
-    {"LeakyReLU", kNn}, {"Linear", kNn}, {"LogSoftmax", kNn}, {"Mish", kNn}, {"RMSNorm", kNn}, {"ReLU", kNn},
-    {"SiLU", kNn}, {"Sigmoid", kNn}, {"Softmax", kNn}, {"Softplus", kNn}, {"Tanh", kNn}, {"Unflatten", kNn},
-});
-static_assert(detail::sorted(kStatelessModules));
+// What a torch.nn module's forward does, each kind within the next: it works element by element
+// (the activations without a dimension, Identity) < on the last dimension of each row (Linear,
+// the norms over it, GLU) < it keeps no state and draws no random numbers < it returns one
+// tensor (the losses whatever their reduction, the pools, BatchNorm, Dropout). Source: torch
+// 2.12.1's torch/nn/modules/ (each forward). GM201 (stateless), the value analysis (one
+// tensor), rules/support/rowwise.cpp (rowwise) and row_layout (elementwise) kept four lists,
+// and the stateless and one-tensor lists lacked activations the others had: ReLU6, SELU, CELU,
+// Hardswish, Hardsigmoid, LogSigmoid and GLU.
+enum class ModuleKind { Elementwise, Rowwise, Stateless, OneTensor };
 
-// torch.nn modules whose forward returns one tensor (the losses whatever their reduction).
-// Source: torch 2.12.1's torch/nn/modules/ (each forward's return).
-constexpr auto kTensorModules = std::to_array<Name>({
-    {"AdaptiveAvgPool1d", kNn}, {"AdaptiveAvgPool2d", kNn}, {"AvgPool1d", kNn}, {"AvgPool2d", kNn},
-    {"BCELoss", kNn}, {"BCEWithLogitsLoss", kNn}, {"BatchNorm1d", kNn}, {"BatchNorm2d", kNn},
-    {"BatchNorm3d", kNn}, {"Bilinear", kNn}, {"CTCLoss", kNn}, {"Conv1d", kNn}, {"Conv2d", kNn},
-    {"Conv3d", kNn}, {"ConvTranspose1d", kNn}, {"ConvTranspose2d", kNn}, {"ConvTranspose3d", kNn},
-    {"CosineEmbeddingLoss", kNn}, {"CrossEntropyLoss", kNn}, {"Dropout", kNn}, {"Dropout1d", kNn},
-    {"Dropout2d", kNn}, {"ELU", kNn}, {"Embedding", kNn}, {"Flatten", kNn}, {"GELU", kNn},
-    {"GaussianNLLLoss", kNn}, {"GroupNorm", kNn}, {"Hardtanh", kNn}, {"HingeEmbeddingLoss", kNn},
-    {"HuberLoss", kNn}, {"Identity", kNn}, {"KLDivLoss", kNn}, {"L1Loss", kNn}, {"LayerNorm", kNn},
-    {"LeakyReLU", kNn}, {"Linear", kNn}, {"LogSoftmax", kNn}, {"MSELoss", kNn}, {"MarginRankingLoss", kNn},
-    {"MaxPool1d", kNn}, {"MaxPool2d", kNn}, {"Mish", kNn}, {"MultiLabelMarginLoss", kNn},
-    {"MultiLabelSoftMarginLoss", kNn}, {"MultiMarginLoss", kNn}, {"NLLLoss", kNn}, {"PReLU", kNn},
-    {"PoissonNLLLoss", kNn}, {"RMSNorm", kNn}, {"ReLU", kNn}, {"Sequential", kNn}, {"SiLU", kNn},
-    {"Sigmoid", kNn}, {"SmoothL1Loss", kNn}, {"SoftMarginLoss", kNn}, {"Softmax", kNn}, {"Softplus", kNn},
-    {"Tanh", kNn}, {"TripletMarginLoss", kNn}, {"Unflatten", kNn}, {"Upsample", kNn},
-});
-static_assert(detail::sorted(kTensorModules));
+struct ModuleClass {
+    std::string_view name;
+    std::uint32_t where;
+    ModuleKind kind;
+};
 
-// torch.nn modules whose forward works on the last dimension of each row: Linear, the norms
-// over the last dimension, and the activations. Source: torch 2.12.1's torch/nn/modules/.
-constexpr auto kRowwiseModules = std::to_array<Name>({
-    {"CELU", kNn}, {"ELU", kNn}, {"GELU", kNn}, {"GLU", kNn}, {"Hardsigmoid", kNn}, {"Hardswish", kNn},
-    {"Hardtanh", kNn}, {"Identity", kNn}, {"LayerNorm", kNn}, {"LeakyReLU", kNn}, {"Linear", kNn},
-    {"LogSigmoid", kNn}, {"Mish", kNn}, {"RMSNorm", kNn}, {"ReLU", kNn}, {"ReLU6", kNn}, {"SELU", kNn},
-    {"SiLU", kNn}, {"Sigmoid", kNn}, {"Softplus", kNn}, {"Tanh", kNn},
+constexpr auto kModuleClasses = std::to_array<ModuleClass>({
+    {"AdaptiveAvgPool1d", kNn, ModuleKind::OneTensor},
+    {"AdaptiveAvgPool2d", kNn, ModuleKind::OneTensor},
+    {"AvgPool1d", kNn, ModuleKind::OneTensor},
+    {"AvgPool2d", kNn, ModuleKind::OneTensor},
+    {"BCELoss", kNn, ModuleKind::OneTensor},
+    {"BCEWithLogitsLoss", kNn, ModuleKind::OneTensor},
+    {"BatchNorm1d", kNn, ModuleKind::OneTensor},
+    {"BatchNorm2d", kNn, ModuleKind::OneTensor},
+    {"BatchNorm3d", kNn, ModuleKind::OneTensor},
+    {"Bilinear", kNn, ModuleKind::Stateless},
+    {"CELU", kNn, ModuleKind::Elementwise},
+    {"CTCLoss", kNn, ModuleKind::OneTensor},
+    {"Conv1d", kNn, ModuleKind::Stateless},
+    {"Conv2d", kNn, ModuleKind::Stateless},
+    {"Conv3d", kNn, ModuleKind::Stateless},
+    {"ConvTranspose1d", kNn, ModuleKind::Stateless},
+    {"ConvTranspose2d", kNn, ModuleKind::Stateless},
+    {"ConvTranspose3d", kNn, ModuleKind::Stateless},
+    {"CosineEmbeddingLoss", kNn, ModuleKind::OneTensor},
+    {"CrossEntropyLoss", kNn, ModuleKind::OneTensor},
+    {"Dropout", kNn, ModuleKind::OneTensor},
+    {"Dropout1d", kNn, ModuleKind::OneTensor},
+    {"Dropout2d", kNn, ModuleKind::OneTensor},
+    {"ELU", kNn, ModuleKind::Elementwise},
+    {"Embedding", kNn, ModuleKind::Stateless},
+    {"Flatten", kNn, ModuleKind::Stateless},
+    {"GELU", kNn, ModuleKind::Elementwise},
+    {"GLU", kNn, ModuleKind::Rowwise},
+    {"GaussianNLLLoss", kNn, ModuleKind::OneTensor},
+    {"GroupNorm", kNn, ModuleKind::Stateless},
+    {"Hardsigmoid", kNn, ModuleKind::Elementwise},
+    {"Hardswish", kNn, ModuleKind::Elementwise},
+    {"Hardtanh", kNn, ModuleKind::Elementwise},
+    {"HingeEmbeddingLoss", kNn, ModuleKind::OneTensor},
+    {"HuberLoss", kNn, ModuleKind::OneTensor},
+    {"Identity", kNn, ModuleKind::Elementwise},
+    {"KLDivLoss", kNn, ModuleKind::OneTensor},
+    {"L1Loss", kNn, ModuleKind::OneTensor},
+    {"LayerNorm", kNn, ModuleKind::Rowwise},
+    {"LeakyReLU", kNn, ModuleKind::Elementwise},
+    {"Linear", kNn, ModuleKind::Rowwise},
+    {"LogSigmoid", kNn, ModuleKind::Elementwise},
+    {"LogSoftmax", kNn, ModuleKind::Stateless},
+    {"MSELoss", kNn, ModuleKind::OneTensor},
+    {"MarginRankingLoss", kNn, ModuleKind::OneTensor},
+    {"MaxPool1d", kNn, ModuleKind::OneTensor},
+    {"MaxPool2d", kNn, ModuleKind::OneTensor},
+    {"Mish", kNn, ModuleKind::Elementwise},
+    {"MultiLabelMarginLoss", kNn, ModuleKind::OneTensor},
+    {"MultiLabelSoftMarginLoss", kNn, ModuleKind::OneTensor},
+    {"MultiMarginLoss", kNn, ModuleKind::OneTensor},
+    {"NLLLoss", kNn, ModuleKind::OneTensor},
+    {"PReLU", kNn, ModuleKind::OneTensor},
+    {"PoissonNLLLoss", kNn, ModuleKind::OneTensor},
+    {"RMSNorm", kNn, ModuleKind::Rowwise},
+    {"ReLU", kNn, ModuleKind::Elementwise},
+    {"ReLU6", kNn, ModuleKind::Elementwise},
+    {"SELU", kNn, ModuleKind::Elementwise},
+    {"Sequential", kNn, ModuleKind::OneTensor},
+    {"SiLU", kNn, ModuleKind::Elementwise},
+    {"Sigmoid", kNn, ModuleKind::Elementwise},
+    {"SmoothL1Loss", kNn, ModuleKind::OneTensor},
+    {"SoftMarginLoss", kNn, ModuleKind::OneTensor},
+    {"Softmax", kNn, ModuleKind::Stateless},
+    {"Softplus", kNn, ModuleKind::Elementwise},
+    {"Tanh", kNn, ModuleKind::Elementwise},
+    {"TripletMarginLoss", kNn, ModuleKind::OneTensor},
+    {"Unflatten", kNn, ModuleKind::Stateless},
+    {"Upsample", kNn, ModuleKind::OneTensor},
 });
-static_assert(detail::sorted(kRowwiseModules));
+static_assert(detail::sorted(kModuleClasses));
 
-// torch.nn modules that work element by element (the activations of torch 2.12.1's
-// torch/nn/modules/activation.py without a dimension, and Identity).
-constexpr auto kElementwiseModules = std::to_array<Name>({
-    {"CELU", kNn}, {"ELU", kNn}, {"GELU", kNn}, {"Hardsigmoid", kNn}, {"Hardswish", kNn}, {"Hardtanh", kNn},
-    {"Identity", kNn}, {"LeakyReLU", kNn}, {"LogSigmoid", kNn}, {"Mish", kNn}, {"ReLU", kNn}, {"ReLU6", kNn},
-    {"SELU", kNn}, {"SiLU", kNn}, {"Sigmoid", kNn}, {"Softplus", kNn}, {"Tanh", kNn},
-});
-static_assert(detail::sorted(kElementwiseModules));
+// True for a torch.nn class of `kind` or of a kind within it.
+bool module_within(std::string_view class_name, ModuleKind kind) {
+    const ModuleClass* m = detail::find(std::span<const ModuleClass>(kModuleClasses), class_name);
+    return m != nullptr && m->kind <= kind;
+}
 
 // nn.Module classes of torch outside torch.nn (besides torch.ao.nn's, by prefix). Source:
 // torch 2.12.1 (torch/jit/_script.py, torch/fx/graph_module.py, torch/_dynamo/eval_frame.py).
@@ -100,10 +145,10 @@ static_assert(detail::sorted(kCompilerFactories));
 
 }  // namespace
 
-bool stateless_module(std::string_view class_name) { return detail::listed(kStatelessModules, class_name); }
-bool tensor_module(std::string_view class_name) { return detail::listed(kTensorModules, class_name); }
-bool rowwise_module(std::string_view class_name) { return detail::listed(kRowwiseModules, class_name); }
-bool elementwise_module(std::string_view class_name) { return detail::listed(kElementwiseModules, class_name); }
+bool elementwise_module(std::string_view class_name) { return module_within(class_name, ModuleKind::Elementwise); }
+bool rowwise_module(std::string_view class_name) { return module_within(class_name, ModuleKind::Rowwise); }
+bool stateless_module(std::string_view class_name) { return module_within(class_name, ModuleKind::Stateless); }
+bool tensor_module(std::string_view class_name) { return module_within(class_name, ModuleKind::OneTensor); }
 
 bool other_torch_module(std::string_view dotted) {
     return dotted.starts_with("torch.ao.nn.") || detail::listed(kOtherTorchModules, dotted);
@@ -147,10 +192,7 @@ const std::unordered_map<std::string, std::vector<std::string>>& installed_modul
 namespace detail {
 
 void add_module_tables(std::vector<Table>& out) {
-    out.push_back(table("stateless_modules", "torch 2.12.1 torch/nn/modules/", kStatelessModules));
-    out.push_back(table("tensor_modules", "torch 2.12.1 torch/nn/modules/", kTensorModules));
-    out.push_back(table("rowwise_modules", "torch 2.12.1 torch/nn/modules/", kRowwiseModules));
-    out.push_back(table("elementwise_modules", "torch 2.12.1 torch/nn/modules/activation.py", kElementwiseModules));
+    out.push_back(table("module_classes", "torch 2.12.1 torch/nn/modules/", kModuleClasses));
     out.push_back(table("other_torch_modules", "torch 2.12.1 torch/jit, torch/fx, torch/_dynamo", kOtherTorchModules));
     out.push_back(table("untraced_apis", "torch 2.12.1 torch/compiler, torch/_dynamo/decorators.py; torch 2.0-2.1",
                         kUntracedApis));

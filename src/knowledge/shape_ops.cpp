@@ -60,22 +60,91 @@ constexpr auto kDynamicShapeOps = std::to_array<Name>({
 });
 static_assert(detail::sorted(kDynamicShapeOps));
 
-// Methods whose result may share the storage of their receiver, for GM503's int64 tensor built
-// from a list: views (docs/source/tensor_view.rst, torch 2.12.1), `numpy`, `data_ptr` and the
-// storage accessors, and the conversions that return the tensor itself when it already is what
-// is asked (`to`, `long`, `contiguous`, `cpu`, `cuda`, ...).
-constexpr auto kViewMethods = std::to_array<Name>({
-    {"as_strided", kTensor}, {"chunk", kTensor}, {"contiguous", kTensor}, {"cpu", kTensor}, {"cuda", kTensor},
-    {"data_ptr", kTensor}, {"detach", kTensor}, {"diagonal", kTensor}, {"expand", kTensor},
-    {"expand_as", kTensor}, {"flatten", kTensor}, {"int", kTensor}, {"long", kTensor}, {"movedim", kTensor},
-    {"narrow", kTensor}, {"numpy", kTensor}, {"permute", kTensor}, {"reshape", kTensor},
-    {"reshape_as", kTensor}, {"select", kTensor}, {"split", kTensor}, {"squeeze", kTensor},
-    {"storage", kTensor}, {"swapaxes", kTensor}, {"swapdims", kTensor}, {"t", kTensor},
-    {"tensor_split", kTensor}, {"to", kTensor}, {"transpose", kTensor}, {"type", kTensor},
-    {"unbind", kTensor}, {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"untyped_storage", kTensor},
-    {"view", kTensor}, {"view_as", kTensor},
+enum class Aliasing {
+    View,        // a view of the receiver: its result shares the receiver's storage
+    Storage,     // gives the receiver's storage, or its memory (numpy, data_ptr): no tensor
+    Conversion,  // returns the receiver itself when it already is what is asked
+};
+
+struct AliasingOp {
+    std::string_view name;
+    std::uint32_t where;
+    Aliasing kind;
+    std::string_view dtype;  // a Conversion's dtype; "" when it keeps the dtype or takes another's
+};
+
+// Methods whose result may share the receiver's storage, or be the receiver. Sources, torch
+// 2.12.1: docs/source/tensor_view.rst (the view ops; `real` and `imag` also as attributes,
+// view_as_real and view_as_complex as torch functions; detach; the named-tensor methods
+// rename, refine_names, align_as), Tensor.numpy ("shares the same underlying storage"),
+// data_ptr and the storage accessors, and the conversions, which return `self` when the tensor
+// already has the dtype, device or layout asked (Tensor.to; float, long, ...; contiguous, cpu,
+// cuda, pin_memory, coalesce, requires_grad_). GM201 (a select hands out a new tensor where the
+// `if` handed out an existing one) and GM503 (the list a tensor is built from stays its values
+// while no view escapes) kept two lists: GM503's lacked moveaxis, unfold, hsplit, vsplit and the
+// named-tensor methods, and listed `int`, which copies the int64 tensor it sees into int32.
+constexpr auto kAliasing = std::to_array<AliasingOp>({
+    {"align_as", kTensor, Aliasing::View, ""},
+    {"as_strided", kTensor, Aliasing::View, ""},
+    {"bfloat16", kTensor, Aliasing::Conversion, "bfloat16"},
+    {"bool", kTensor, Aliasing::Conversion, "bool"},
+    {"byte", kTensor, Aliasing::Conversion, "uint8"},
+    {"char", kTensor, Aliasing::Conversion, "int8"},
+    {"chunk", kTensor, Aliasing::View, ""},
+    {"coalesce", kTensor, Aliasing::Conversion, ""},
+    {"contiguous", kTensor, Aliasing::Conversion, ""},
+    {"cpu", kTensor, Aliasing::Conversion, ""},
+    {"cuda", kTensor, Aliasing::Conversion, ""},
+    {"data_ptr", kTensor, Aliasing::Storage, ""},
+    {"detach", kTensor, Aliasing::View, ""},
+    {"diagonal", kTensor, Aliasing::View, ""},
+    {"double", kTensor, Aliasing::Conversion, "float64"},
+    {"expand", kTensor, Aliasing::View, ""},
+    {"expand_as", kTensor, Aliasing::View, ""},
+    {"flatten", kTensor, Aliasing::View, ""},
+    {"float", kTensor, Aliasing::Conversion, "float32"},
+    {"half", kTensor, Aliasing::Conversion, "float16"},
+    {"hsplit", kTensor, Aliasing::View, ""},
+    {"imag", kTensor, Aliasing::View, ""},
+    {"int", kTensor, Aliasing::Conversion, "int32"},
+    {"long", kTensor, Aliasing::Conversion, "int64"},
+    {"moveaxis", kTensor, Aliasing::View, ""},
+    {"movedim", kTensor, Aliasing::View, ""},
+    {"narrow", kTensor, Aliasing::View, ""},
+    {"numpy", kTensor, Aliasing::Storage, ""},
+    {"permute", kTensor, Aliasing::View, ""},
+    {"pin_memory", kTensor, Aliasing::Conversion, ""},
+    {"real", kTensor, Aliasing::View, ""},
+    {"refine_names", kTensor, Aliasing::View, ""},
+    {"rename", kTensor, Aliasing::View, ""},
+    {"requires_grad_", kTensor, Aliasing::Conversion, ""},
+    {"reshape", kTensor, Aliasing::View, ""},
+    {"reshape_as", kTensor, Aliasing::View, ""},
+    {"select", kTensor, Aliasing::View, ""},
+    {"short", kTensor, Aliasing::Conversion, "int16"},
+    {"split", kTensor, Aliasing::View, ""},
+    {"squeeze", kTensor, Aliasing::View, ""},
+    {"storage", kTensor, Aliasing::Storage, ""},
+    {"swapaxes", kTensor, Aliasing::View, ""},
+    {"swapdims", kTensor, Aliasing::View, ""},
+    {"t", kTensor, Aliasing::View, ""},
+    {"tensor_split", kTensor, Aliasing::View, ""},
+    {"to", kTensor, Aliasing::Conversion, ""},
+    {"transpose", kTensor, Aliasing::View, ""},
+    {"type", kTensor, Aliasing::Conversion, ""},
+    {"type_as", kTensor, Aliasing::Conversion, ""},
+    {"unbind", kTensor, Aliasing::View, ""},
+    {"unflatten", kTensor, Aliasing::View, ""},
+    {"unfold", kTensor, Aliasing::View, ""},
+    {"unsqueeze", kTensor, Aliasing::View, ""},
+    {"untyped_storage", kTensor, Aliasing::Storage, ""},
+    {"view", kTensor, Aliasing::View, ""},
+    {"view_as", kTensor, Aliasing::View, ""},
+    {"view_as_complex", kTorch, Aliasing::View, ""},
+    {"view_as_real", kTorch, Aliasing::View, ""},
+    {"vsplit", kTensor, Aliasing::View, ""},
 });
-static_assert(detail::sorted(kViewMethods));
+static_assert(detail::sorted(kAliasing));
 
 // Tensor attributes that are views of it. Source: docs/source/tensor_view.rst, torch 2.12.1.
 constexpr auto kViewAttributes = std::to_array<Name>({
@@ -83,26 +152,6 @@ constexpr auto kViewAttributes = std::to_array<Name>({
     {"real", kTensor},
 });
 static_assert(detail::sorted(kViewAttributes));
-
-// Methods whose result may be the receiver itself or a view of it, whatever its dtype (GM201):
-// views (docs/source/tensor_view.rst), the conversions that return self when nothing changes
-// (`Tensor.to`, `.float()`, `.contiguous()`, ... in torch 2.12.1), `.detach()`, and the
-// named-tensor and sparse methods that return self.
-constexpr auto kMayAlias = std::to_array<Name>({
-    {"align_as", kTensor}, {"as_strided", kTensor}, {"bfloat16", kTensor}, {"bool", kTensor}, {"byte", kTensor},
-    {"char", kTensor}, {"chunk", kTensor}, {"coalesce", kTensor}, {"contiguous", kTensor}, {"cpu", kTensor},
-    {"cuda", kTensor}, {"detach", kTensor}, {"diagonal", kTensor}, {"double", kTensor}, {"expand", kTensor},
-    {"expand_as", kTensor}, {"flatten", kTensor}, {"float", kTensor}, {"half", kTensor}, {"hsplit", kTensor},
-    {"imag", kTensor}, {"int", kTensor}, {"long", kTensor}, {"moveaxis", kTensor}, {"movedim", kTensor},
-    {"narrow", kTensor}, {"permute", kTensor}, {"pin_memory", kTensor}, {"real", kTensor},
-    {"refine_names", kTensor}, {"rename", kTensor}, {"requires_grad_", kTensor}, {"reshape", kTensor},
-    {"reshape_as", kTensor}, {"select", kTensor}, {"short", kTensor}, {"split", kTensor}, {"squeeze", kTensor},
-    {"swapaxes", kTensor}, {"swapdims", kTensor}, {"t", kTensor}, {"tensor_split", kTensor}, {"to", kTensor},
-    {"transpose", kTensor}, {"type", kTensor}, {"type_as", kTensor}, {"unbind", kTensor}, {"unflatten", kTensor},
-    {"unfold", kTensor}, {"unsqueeze", kTensor}, {"view", kTensor}, {"view_as", kTensor},
-    {"view_as_complex", kTorch}, {"view_as_real", kTorch}, {"vsplit", kTensor},
-});
-static_assert(detail::sorted(kMayAlias));
 
 // Calls that make a new tensor with storage of its own: torch 2.12.1's factories (`torch.zeros`,
 // `torch.arange`, `torch.eye`, the `*_like` ones), `clone` (a function and a method), and the
@@ -137,9 +186,18 @@ bool shape_call(std::string_view name) {
     return size_arguments(name) != nullptr || size_method(name) || detail::listed(kMoreShapeCalls, name);
 }
 
-bool view_method(std::string_view name) { return detail::listed(kViewMethods, name); }
+bool shares_storage(std::string_view name, std::string_view dtype) {
+    const AliasingOp* op = detail::find(std::span<const AliasingOp>(kAliasing), name);
+    if (op == nullptr || (op->where & kTensor) == 0) return false;
+    return op->kind != Aliasing::Conversion || op->dtype.empty() || op->dtype == dtype;
+}
+
 bool view_attribute(std::string_view name) { return detail::listed(kViewAttributes, name); }
-bool may_alias(std::string_view name) { return detail::listed(kMayAlias, name); }
+
+bool may_alias(std::string_view name) {
+    const AliasingOp* op = detail::find(std::span<const AliasingOp>(kAliasing), name);
+    return op != nullptr && op->kind != Aliasing::Storage;
+}
 bool fresh_tensor(std::string_view name) { return detail::listed(kFreshTensors, name); }
 
 bool allocating_function(std::string_view dotted) {
@@ -161,10 +219,9 @@ void add_shape_tables(std::vector<Table>& out) {
     out.push_back(table("size_methods", "torch 2.12.1 signatures (native_functions.yaml)", kSizeMethods));
     out.push_back(table("more_shape_calls", "torch 2.12.1 signatures", kMoreShapeCalls));
     out.push_back(table("dynamic_shape_ops", "Dynamo GB0036, torch 2.12.1", kDynamicShapeOps));
-    out.push_back(table("view_methods", "docs/source/tensor_view.rst, torch 2.12.1", kViewMethods));
-    out.push_back(table("view_attributes", "docs/source/tensor_view.rst, torch 2.12.1", kViewAttributes));
-    out.push_back(table("may_alias", "docs/source/tensor_view.rst; Tensor.to and the conversions, torch 2.12.1",
-                        kMayAlias));
+    out.push_back(table("aliasing", "torch 2.12.1 docs/source/tensor_view.rst; Tensor.numpy, storage; conversions",
+                        kAliasing));
+    out.push_back(table("view_attributes", "torch 2.12.1 docs/source/tensor_view.rst", kViewAttributes));
     out.push_back(table("fresh_tensors", "torch 2.12.1 factories, clone, Tensor.new_*, Tensor.repeat", kFreshTensors));
 }
 

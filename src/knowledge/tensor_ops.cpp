@@ -6,30 +6,32 @@ namespace graphmend::knowledge {
 
 namespace {
 
-// Calls in a test that read tensor values: reductions and comparisons whose result a test then
-// reads (Dynamo: GB0170 "Data-dependent branching" on the test, torch 2.12.1), `item` (GB0124)
-// and `equal` (a Python bool read from the data).
-constexpr auto kValueReads = std::to_array<Name>({
-    {"abs", kTensor}, {"all", kTensor}, {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor},
-    {"count_nonzero", kTensor}, {"eq", kTensor}, {"equal", kTensor}, {"ge", kTensor}, {"gt", kTensor},
-    {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor}, {"le", kTensor},
-    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor}, {"norm", kTensor},
-    {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
+struct ValueRead {
+    std::string_view name;
+    std::uint32_t where;
+    bool python;  // the result is a Python value read from the data (not a tensor)
+};
+
+// Tensor methods whose result is computed from the tensor's values: the reductions, comparisons
+// and arg-reductions give a tensor, which a test then reads (Dynamo: GB0170 "Data-dependent
+// branching", torch 2.12.1); `item` (GB0124), `equal` and `allclose` give a Python value read
+// from the data. Source: torch 2.12.1 (docs/source/torch.rst "Reduction Ops", "Comparison Ops";
+// Tensor.item, Tensor.equal and Tensor.allclose return Python values). The value analysis and
+// rules/support/tensor_test.cpp kept a list each: tensor_test's without allclose, argmax,
+// argmin and logical_*, the analysis' without item and equal and with allclose taken for a
+// tensor.
+constexpr auto kValueReads = std::to_array<ValueRead>({
+    {"abs", kTensor, false}, {"all", kTensor, false}, {"allclose", kTensor, true}, {"amax", kTensor, false},
+    {"amin", kTensor, false}, {"any", kTensor, false}, {"argmax", kTensor, false}, {"argmin", kTensor, false},
+    {"count_nonzero", kTensor, false}, {"eq", kTensor, false}, {"equal", kTensor, true}, {"ge", kTensor, false},
+    {"gt", kTensor, false}, {"isfinite", kTensor, false}, {"isinf", kTensor, false}, {"isnan", kTensor, false},
+    {"item", kTensor, true}, {"le", kTensor, false}, {"logical_and", kTensor, false},
+    {"logical_not", kTensor, false}, {"logical_or", kTensor, false}, {"lt", kTensor, false},
+    {"max", kTensor, false}, {"mean", kTensor, false}, {"min", kTensor, false}, {"ne", kTensor, false},
+    {"norm", kTensor, false}, {"prod", kTensor, false}, {"std", kTensor, false}, {"sum", kTensor, false},
+    {"var", kTensor, false},
 });
 static_assert(detail::sorted(kValueReads));
-
-// Tensor methods whose result is computed from the values: reductions and comparisons, and
-// allclose. Source: torch 2.12.1's Tensor methods (docs/source/tensors.rst, "Reductions" and
-// "Comparison" in docs/source/torch.rst).
-constexpr auto kValueReductions = std::to_array<Name>({
-    {"abs", kTensor}, {"all", kTensor}, {"allclose", kTensor}, {"amax", kTensor}, {"amin", kTensor},
-    {"any", kTensor}, {"argmax", kTensor}, {"argmin", kTensor}, {"count_nonzero", kTensor}, {"eq", kTensor},
-    {"ge", kTensor}, {"gt", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor},
-    {"le", kTensor}, {"logical_and", kTensor}, {"logical_not", kTensor}, {"logical_or", kTensor},
-    {"lt", kTensor}, {"max", kTensor}, {"mean", kTensor}, {"min", kTensor}, {"ne", kTensor},
-    {"norm", kTensor}, {"prod", kTensor}, {"std", kTensor}, {"sum", kTensor}, {"var", kTensor},
-});
-static_assert(detail::sorted(kValueReductions));
 
 // Tensor methods, and the torch functions of those names, that give a boolean tensor. Source:
 // torch 2.12.1 (docs/source/torch.rst, "Comparison Ops", "Pointwise Ops": logical_*, isnan, ...).
@@ -73,110 +75,144 @@ constexpr auto kTensorNamespaces = std::to_array<Name>({
 });
 static_assert(detail::sorted(kTensorNamespaces));
 
-// Tensor methods that work element by element, each element of the result from the element at
-// the same place (conversions of dtype and device included). Source: torch 2.12.1
-// (docs/source/torch.rst "Pointwise Ops"; Tensor.to, Tensor.float, ...).
-constexpr auto kElementwiseMethods = std::to_array<Name>({
-    {"abs", kTensor}, {"add", kTensor}, {"bfloat16", kTensor}, {"bool", kTensor}, {"ceil", kTensor},
-    {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"cos", kTensor}, {"detach", kTensor}, {"div", kTensor}, {"double", kTensor},
-    {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"expm1", kTensor}, {"float", kTensor},
-    {"floor", kTensor}, {"half", kTensor}, {"int", kTensor}, {"log", kTensor},
-    {"log1p", kTensor}, {"long", kTensor}, {"masked_fill", kTensor}, {"mul", kTensor},
-    {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor},
-    {"round", kTensor}, {"rsqrt", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor},
-    {"sin", kTensor}, {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor},
-    {"tanh", kTensor}, {"to", kTensor}, {"trunc", kTensor}, {"type", kTensor}, {"type_as", kTensor},
-});
-static_assert(detail::sorted(kElementwiseMethods));
+// How a pointwise op treats dtypes: keeps its operands' (math, activations, clamps; no dtype is
+// known, and math is taken to keep the floating-point dtype of model code), or converts to
+// another (`to`, `float`, ...).
+enum class Pointwise { Keeps, Converts };
 
-// torch.NAME / torch.nn.functional.NAME that work element by element on every argument. Source:
-// torch 2.12.1 (docs/source/torch.rst "Pointwise Ops", nn.functional.rst "Non-linear activation
-// functions").
-constexpr auto kElementwiseFunctions = std::to_array<Name>({
-    {"abs", kTorch}, {"add", kTorch}, {"celu", kTorch}, {"clamp", kTorch}, {"cos", kTorch}, {"div", kTorch},
-    {"elu", kFunctional}, {"erf", kTorch}, {"exp", kTorch}, {"gelu", kFunctional},
-    {"hardsigmoid", kFunctional}, {"hardswish", kFunctional}, {"hardtanh", kFunctional},
-    {"leaky_relu", kFunctional}, {"log", kTorch}, {"log1p", kTorch}, {"logsigmoid", kFunctional},
-    {"maximum", kTorch}, {"minimum", kTorch}, {"mish", kFunctional}, {"mul", kTorch}, {"neg", kTorch},
-    {"pow", kTorch}, {"relu", kTorch}, {"relu6", kFunctional}, {"rsqrt", kTorch},
-    {"selu", kTorch}, {"sigmoid", kTorch}, {"silu", kFunctional}, {"sin", kTorch}, {"softplus", kFunctional},
-    {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
-});
-static_assert(detail::sorted(kElementwiseFunctions));
+struct PointwiseOp {
+    std::string_view name;
+    std::uint32_t where;
+    Pointwise dtype;
+    bool binary;  // its tensor arguments broadcast with the first (docs/source/notes/broadcasting.rst)
+};
 
-// Tensor methods whose arguments take part in broadcasting (docs/source/notes/broadcasting.rst,
-// torch 2.12.1).
-constexpr auto kBroadcastMethods = std::to_array<Name>({
-    {"add", kTensor}, {"clamp", kTensor}, {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"div", kTensor},
-    {"masked_fill", kTensor}, {"maximum", kTensor}, {"minimum", kTensor}, {"mul", kTensor}, {"pow", kTensor},
-    {"sub", kTensor},
+// Ops that work element by element: each element of the result from the elements at the same
+// place (after broadcasting), as Tensor methods, torch functions or torch.nn.functional
+// functions. Source: torch 2.12.1 (docs/source/torch.rst "Pointwise Ops"; nn.functional.rst
+// "Non-linear activation functions"; Tensor.to and the dtype conversions; contiguous, clone and
+// detach, which keep every element). rules/support/rowwise.cpp (rows stay rows), GM201 (a
+// branch value keeps its source's layout) and row_layout (broadcast operands) kept five lists
+// of this fact, each without some of the others' ops: rowwise's methods without clip,
+// logical_not, bitwise_not, maximum, minimum; its functions without the rounding ops, clamps,
+// masked_fill, nan_to_num, exp2, expm1, reciprocal; GM201's methods without log1p, expm1,
+// maximum, minimum; its torch functions without cos, sin, log1p, expm1, exp2, reciprocal,
+// celu, selu.
+constexpr auto kPointwise = std::to_array<PointwiseOp>({
+    {"abs", kTorch | kTensor, Pointwise::Keeps, false},
+    {"add", kTorch | kTensor, Pointwise::Keeps, true},
+    {"bfloat16", kTensor, Pointwise::Converts, false},
+    {"bitwise_not", kTorch | kTensor, Pointwise::Keeps, false},
+    {"bool", kTensor, Pointwise::Converts, false},
+    {"ceil", kTorch | kTensor, Pointwise::Keeps, false},
+    {"celu", kTorch | kFunctional, Pointwise::Keeps, false},
+    {"clamp", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clamp_max", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clamp_min", kTorch | kTensor, Pointwise::Keeps, true},
+    {"clip", kTorch | kTensor, Pointwise::Keeps, false},
+    {"clone", kTorch | kTensor, Pointwise::Keeps, false},
+    {"contiguous", kTensor, Pointwise::Keeps, false},
+    {"cos", kTorch | kTensor, Pointwise::Keeps, false},
+    {"detach", kTorch | kTensor, Pointwise::Keeps, false},
+    {"div", kTorch | kTensor, Pointwise::Keeps, true},
+    {"double", kTensor, Pointwise::Converts, false},
+    {"elu", kFunctional, Pointwise::Keeps, false},
+    {"erf", kTorch | kTensor, Pointwise::Keeps, false},
+    {"exp", kTorch | kTensor, Pointwise::Keeps, false},
+    {"exp2", kTorch | kTensor, Pointwise::Keeps, false},
+    {"expm1", kTorch | kTensor, Pointwise::Keeps, false},
+    {"float", kTensor, Pointwise::Converts, false},
+    {"floor", kTorch | kTensor, Pointwise::Keeps, false},
+    {"fmax", kTorch | kTensor, Pointwise::Keeps, true},
+    {"fmin", kTorch | kTensor, Pointwise::Keeps, true},
+    {"gelu", kFunctional, Pointwise::Keeps, false},
+    {"half", kTensor, Pointwise::Converts, false},
+    {"hardsigmoid", kFunctional, Pointwise::Keeps, false},
+    {"hardswish", kFunctional, Pointwise::Keeps, false},
+    {"hardtanh", kFunctional, Pointwise::Keeps, false},
+    {"int", kTensor, Pointwise::Converts, false},
+    {"leaky_relu", kFunctional, Pointwise::Keeps, false},
+    {"log", kTorch | kTensor, Pointwise::Keeps, false},
+    {"log1p", kTorch | kTensor, Pointwise::Keeps, false},
+    {"logical_not", kTorch | kTensor, Pointwise::Keeps, false},
+    {"logsigmoid", kFunctional, Pointwise::Keeps, false},
+    {"long", kTensor, Pointwise::Converts, false},
+    {"masked_fill", kTorch | kTensor, Pointwise::Keeps, true},
+    {"maximum", kTorch | kTensor, Pointwise::Keeps, true},
+    {"minimum", kTorch | kTensor, Pointwise::Keeps, true},
+    {"mish", kFunctional, Pointwise::Keeps, false},
+    {"mul", kTorch | kTensor, Pointwise::Keeps, true},
+    {"nan_to_num", kTorch | kTensor, Pointwise::Keeps, false},
+    {"neg", kTorch | kTensor, Pointwise::Keeps, false},
+    {"pow", kTorch | kTensor, Pointwise::Keeps, true},
+    {"reciprocal", kTorch | kTensor, Pointwise::Keeps, false},
+    {"relu", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"relu6", kFunctional, Pointwise::Keeps, false},
+    {"round", kTorch | kTensor, Pointwise::Keeps, false},
+    {"rsqrt", kTorch | kTensor, Pointwise::Keeps, false},
+    {"selu", kTorch | kFunctional, Pointwise::Keeps, false},
+    {"sigmoid", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"sign", kTorch | kTensor, Pointwise::Keeps, false},
+    {"silu", kFunctional, Pointwise::Keeps, false},
+    {"sin", kTorch | kTensor, Pointwise::Keeps, false},
+    {"softplus", kFunctional, Pointwise::Keeps, false},
+    {"sqrt", kTorch | kTensor, Pointwise::Keeps, false},
+    {"square", kTorch | kTensor, Pointwise::Keeps, false},
+    {"sub", kTorch | kTensor, Pointwise::Keeps, true},
+    {"tanh", kTorch | kTensor | kFunctional, Pointwise::Keeps, false},
+    {"to", kTensor, Pointwise::Converts, false},
+    {"trunc", kTorch | kTensor, Pointwise::Keeps, false},
+    {"type", kTensor, Pointwise::Converts, false},
+    {"type_as", kTensor, Pointwise::Converts, false},
 });
-static_assert(detail::sorted(kBroadcastMethods));
+static_assert(detail::sorted(kPointwise));
 
-// Tensor methods whose result has the receiver's layout (shape, dtype and device) when every
-// operand is a Python number or has that layout: pointwise ops and those along a dimension
-// (softmax, cumsum, tril, flip, roll). Source: torch 2.12.1 (docs/source/torch.rst).
-constexpr auto kSameLayoutMethods = std::to_array<Name>({
-    {"abs", kTensor}, {"add", kTensor}, {"bitwise_not", kTensor}, {"ceil", kTensor}, {"clamp", kTensor},
-    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"cos", kTensor}, {"cumprod", kTensor}, {"cumsum", kTensor}, {"detach", kTensor},
-    {"div", kTensor}, {"erf", kTensor}, {"exp", kTensor}, {"exp2", kTensor}, {"flip", kTensor},
-    {"floor", kTensor}, {"log", kTensor}, {"log_softmax", kTensor}, {"logical_not", kTensor},
-    {"masked_fill", kTensor}, {"mul", kTensor}, {"nan_to_num", kTensor}, {"neg", kTensor}, {"pow", kTensor},
-    {"reciprocal", kTensor}, {"relu", kTensor}, {"roll", kTensor}, {"round", kTensor}, {"rsqrt", kTensor},
-    {"sigmoid", kTensor}, {"sign", kTensor}, {"sin", kTensor}, {"softmax", kTensor},
-    {"sqrt", kTensor}, {"square", kTensor}, {"sub", kTensor}, {"tanh", kTensor}, {"tril", kTensor},
-    {"triu", kTensor}, {"trunc", kTensor},
+// Ops along a dimension that keep the layout (shape, dtype, device) of their input: softmax,
+// cumulative sums, triangles, flips and rolls. Source: torch 2.12.1 (docs/source/torch.rst).
+constexpr auto kAlongDimension = std::to_array<Name>({
+    {"cumprod", kTorch | kTensor},
+    {"cumsum", kTorch | kTensor},
+    {"flip", kTorch | kTensor},
+    {"log_softmax", kTorch | kTensor},
+    {"roll", kTorch | kTensor},
+    {"softmax", kTorch | kTensor},
+    {"tril", kTorch | kTensor},
+    {"triu", kTorch | kTensor},
 });
-static_assert(detail::sorted(kSameLayoutMethods));
+static_assert(detail::sorted(kAlongDimension));
 
-// torch.NAME(first, ...) whose result has the layout of `first` when every other argument is a
-// Python number (or has first's layout). Source: torch 2.12.1 (docs/source/torch.rst).
-constexpr auto kSameLayoutFunctions = std::to_array<Name>({
-    {"abs", kTorch}, {"add", kTorch}, {"ceil", kTorch}, {"clamp", kTorch}, {"clamp_max", kTorch},
-    {"clamp_min", kTorch}, {"clip", kTorch}, {"cumsum", kTorch}, {"div", kTorch}, {"erf", kTorch},
-    {"exp", kTorch}, {"floor", kTorch}, {"fmax", kTorch}, {"fmin", kTorch}, {"log", kTorch},
-    {"log_softmax", kTorch}, {"logical_not", kTorch}, {"masked_fill", kTorch}, {"maximum", kTorch},
-    {"minimum", kTorch}, {"mul", kTorch}, {"nan_to_num", kTorch}, {"neg", kTorch}, {"pow", kTorch},
-    {"relu", kTorch}, {"round", kTorch}, {"rsqrt", kTorch}, {"sigmoid", kTorch}, {"sign", kTorch},
-    {"softmax", kTorch}, {"sqrt", kTorch}, {"square", kTorch}, {"sub", kTorch}, {"tanh", kTorch},
-    {"tril", kTorch}, {"triu", kTorch}, {"trunc", kTorch},
-});
-static_assert(detail::sorted(kSameLayoutFunctions));
+const PointwiseOp* pointwise(std::string_view name) {
+    return detail::find(std::span<const PointwiseOp>(kPointwise), name);
+}
 
-// Tensor methods and torch functions known to be pure: no state, no I/O, no randomness. Source:
-// torch 2.12.1 (docs/source/torch.rst; the random sampling ops are listed apart, below).
+bool along_dimension(std::string_view name, std::uint32_t where) {
+    const Name* op = detail::find(std::span<const Name>(kAlongDimension), name);
+    return op != nullptr && (op->where & where) != 0;
+}
+
+// Tensor methods and torch functions known to be pure (no state, no I/O, no randomness), besides
+// the pointwise ops, the ops along a dimension, the comparisons and the reductions above, which
+// pure_op counts too: shapes and views, factories that fill their values, matrix products,
+// torch.nn.functional's layers, finfo and iinfo. Source: torch 2.12.1 (docs/source/torch.rst;
+// the random sampling ops and `empty` are apart, below). GM201's list held many of the ops
+// above, and not all: erf, exp2, trunc, bitwise_not, fmax, fmin, celu, selu, relu6,
+// hardswish, hardsigmoid, logsigmoid, cumprod, flip, roll, count_nonzero and the comparisons
+// by their long names (greater, less_equal, not_equal, ...), isin, isneginf, isposinf,
+// logical_xor; and it listed `clamp_`, in place (and refused as such before the list is asked).
 constexpr auto kPureOps = std::to_array<Name>({
-    {"abs", kTensor}, {"absolute", kTensor}, {"add", kTensor}, {"addmm", kTensor}, {"all", kTensor},
-    {"amax", kTensor}, {"amin", kTensor}, {"any", kTensor}, {"arange", kTorch}, {"argmax", kTensor},
-    {"argmin", kTensor}, {"as_tensor", kTorch}, {"bfloat16", kTensor}, {"bmm", kTensor}, {"bool", kTensor},
-    {"cat", kTorch}, {"ceil", kTensor}, {"chunk", kTensor}, {"clamp", kTensor}, {"clamp_", kTensor},
-    {"clamp_max", kTensor}, {"clamp_min", kTensor}, {"clip", kTensor}, {"clone", kTensor},
-    {"contiguous", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch}, {"cos", kTensor},
-    {"cosine_similarity", kTorch}, {"cumsum", kTensor}, {"detach", kTensor}, {"dim", kTensor}, {"div", kTensor},
-    {"double", kTensor}, {"einsum", kTorch}, {"elu", kFunctional}, {"embedding", kTorch}, {"eq", kTensor},
-    {"exp", kTensor}, {"expand", kTensor}, {"expand_as", kTensor}, {"expm1", kTensor}, {"finfo", kTorch},
-    {"flatten", kTensor}, {"float", kTensor}, {"floor", kTensor}, {"full", kTorch}, {"full_like", kTorch},
-    {"gather", kTensor}, {"ge", kTensor}, {"gelu", kFunctional}, {"group_norm", kTorch}, {"gt", kTensor},
-    {"half", kTensor}, {"hardtanh", kFunctional}, {"iinfo", kTorch}, {"index_select", kTensor}, {"int", kTensor},
-    {"isclose", kTensor}, {"isfinite", kTensor}, {"isinf", kTensor}, {"isnan", kTensor}, {"item", kTensor},
-    {"layer_norm", kTorch}, {"le", kTensor}, {"leaky_relu", kFunctional}, {"linear", kFunctional},
-    {"log", kTensor}, {"log1p", kTensor}, {"log2", kTensor}, {"log_softmax", kTensor}, {"logical_and", kTensor},
-    {"logical_not", kTensor}, {"logical_or", kTensor}, {"long", kTensor}, {"lt", kTensor},
-    {"masked_fill", kTensor}, {"matmul", kTensor}, {"max", kTensor}, {"maximum", kTensor}, {"mean", kTensor},
-    {"min", kTensor}, {"minimum", kTensor}, {"mish", kFunctional}, {"mm", kTensor}, {"mul", kTensor},
-    {"nan_to_num", kTensor}, {"narrow", kTensor}, {"ne", kTensor}, {"neg", kTensor}, {"new_full", kTensor},
-    {"new_ones", kTensor}, {"new_zeros", kTensor}, {"norm", kTensor}, {"normalize", kFunctional},
+    {"absolute", kTensor}, {"addmm", kTensor}, {"arange", kTorch}, {"as_tensor", kTorch}, {"bmm", kTensor},
+    {"cat", kTorch}, {"chunk", kTensor}, {"conv1d", kTorch}, {"conv2d", kTorch}, {"conv3d", kTorch},
+    {"cosine_similarity", kTorch}, {"dim", kTensor}, {"einsum", kTorch}, {"embedding", kTorch},
+    {"expand", kTensor}, {"expand_as", kTensor}, {"finfo", kTorch}, {"flatten", kTensor}, {"full", kTorch},
+    {"full_like", kTorch}, {"gather", kTensor}, {"group_norm", kTorch}, {"iinfo", kTorch},
+    {"index_select", kTensor}, {"isclose", kTensor}, {"item", kTensor}, {"layer_norm", kTorch},
+    {"linear", kFunctional}, {"log2", kTensor}, {"matmul", kTensor}, {"mm", kTensor}, {"narrow", kTensor},
+    {"new_full", kTensor}, {"new_ones", kTensor}, {"new_zeros", kTensor}, {"normalize", kFunctional},
     {"numel", kTensor}, {"ones", kTorch}, {"ones_like", kTorch}, {"pad", kFunctional}, {"permute", kTensor},
-    {"pow", kTensor}, {"prod", kTensor}, {"reciprocal", kTensor}, {"relu", kTensor}, {"repeat", kTensor},
-    {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch}, {"round", kTensor}, {"rsqrt", kTensor},
-    {"select", kTensor}, {"sigmoid", kTensor}, {"sign", kTensor}, {"silu", kFunctional}, {"sin", kTensor},
-    {"size", kTensor}, {"softmax", kTensor}, {"softplus", kFunctional}, {"split", kTensor}, {"sqrt", kTensor},
-    {"square", kTensor}, {"squeeze", kTensor}, {"stack", kTorch}, {"std", kTensor}, {"sub", kTensor},
-    {"sum", kTensor}, {"t", kTensor}, {"tanh", kTensor}, {"tensor", kTorch}, {"to", kTensor},
-    {"transpose", kTensor}, {"tril", kTensor}, {"triu", kTensor}, {"true_divide", kTensor}, {"type_as", kTensor},
-    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"var", kTensor}, {"view", kTensor}, {"view_as", kTensor},
+    {"repeat", kTensor}, {"reshape", kTensor}, {"reshape_as", kTensor}, {"rms_norm", kTorch},
+    {"select", kTensor}, {"size", kTensor}, {"split", kTensor}, {"squeeze", kTensor}, {"stack", kTorch},
+    {"t", kTensor}, {"tensor", kTorch}, {"transpose", kTensor}, {"true_divide", kTensor},
+    {"unflatten", kTensor}, {"unsqueeze", kTensor}, {"view", kTensor}, {"view_as", kTensor},
     {"where", kTensor}, {"zeros", kTorch}, {"zeros_like", kTorch},
 });
 static_assert(detail::sorted(kPureOps));
@@ -223,17 +259,46 @@ static_assert(detail::sorted(kGradUnsafe));
 }  // namespace
 
 bool reads_values(std::string_view name) { return detail::listed(kValueReads, name); }
-bool value_reduction(std::string_view name) { return detail::listed(kValueReductions, name); }
+
+bool value_reduction(std::string_view name) {
+    const ValueRead* entry = detail::find(std::span<const ValueRead>(kValueReads), name);
+    return entry != nullptr && !entry->python;
+}
 bool boolean_result(std::string_view name) { return detail::listed(kBooleanResults, name); }
 bool number_method(std::string_view name) { return detail::listed(kNumberMethods, name); }
 bool python_valued_torch(std::string_view name) { return detail::listed(kPythonValuedTorch, name); }
 bool tensor_namespace(std::string_view dotted) { return detail::listed(kTensorNamespaces, dotted); }
-bool elementwise_method(std::string_view name) { return detail::listed(kElementwiseMethods, name); }
-bool elementwise_function(std::string_view name) { return detail::listed(kElementwiseFunctions, name); }
-bool broadcast_method(std::string_view name) { return detail::listed(kBroadcastMethods, name); }
-bool same_layout_method(std::string_view name) { return detail::listed(kSameLayoutMethods, name); }
-bool same_layout_function(std::string_view name) { return detail::listed(kSameLayoutFunctions, name); }
-bool pure_op(std::string_view name) { return detail::listed(kPureOps, name); }
+bool elementwise_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && (op->where & kTensor) != 0;
+}
+
+bool elementwise_function(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && (op->where & (kTorch | kFunctional)) != 0;
+}
+
+bool broadcast_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    return op != nullptr && op->binary && (op->where & kTensor) != 0;
+}
+
+bool same_layout_method(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    if (op != nullptr) return op->dtype == Pointwise::Keeps && (op->where & kTensor) != 0;
+    return along_dimension(name, kTensor);
+}
+
+bool same_layout_function(std::string_view name) {
+    const PointwiseOp* op = pointwise(name);
+    if (op != nullptr) return op->dtype == Pointwise::Keeps && (op->where & kTorch) != 0;
+    return along_dimension(name, kTorch);
+}
+
+bool pure_op(std::string_view name) {
+    return detail::listed(kPureOps, name) || pointwise(name) != nullptr || along_dimension(name, kTorch | kTensor) ||
+           boolean_result(name) || value_reduction(name);
+}
 bool impure_torch(std::string_view name) { return random_op(name) || detail::listed(kGlobalState, name); }
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
 bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }
@@ -241,20 +306,14 @@ bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, nam
 namespace detail {
 
 void add_tensor_tables(std::vector<Table>& out) {
-    out.push_back(table("value_reads", "torch 2.12.1 Tensor methods; Dynamo GB0170, GB0124", kValueReads));
-    out.push_back(table("value_reductions", "torch 2.12.1 docs/source/torch.rst, reductions and comparisons",
-                        kValueReductions));
+    out.push_back(table("value_reads", "torch 2.12.1 reductions, comparisons, item, equal, allclose", kValueReads));
     out.push_back(table("boolean_results", "torch 2.12.1 docs/source/torch.rst, comparison ops", kBooleanResults));
     out.push_back(table("number_methods", "torch 2.12.1 docs/source/tensors.rst", kNumberMethods));
     out.push_back(table("python_valued_torch", "torch 2.12.1 docs/source/torch.rst, type_info.rst",
                         kPythonValuedTorch));
     out.push_back(table("tensor_namespaces", "torch 2.12.1 docs", kTensorNamespaces));
-    out.push_back(table("elementwise_methods", "torch 2.12.1 pointwise ops and conversions", kElementwiseMethods));
-    out.push_back(table("elementwise_functions", "torch 2.12.1 pointwise ops and activations",
-                        kElementwiseFunctions));
-    out.push_back(table("broadcast_methods", "torch 2.12.1 docs/source/notes/broadcasting.rst", kBroadcastMethods));
-    out.push_back(table("same_layout_methods", "torch 2.12.1 docs/source/torch.rst", kSameLayoutMethods));
-    out.push_back(table("same_layout_functions", "torch 2.12.1 docs/source/torch.rst", kSameLayoutFunctions));
+    out.push_back(table("pointwise", "torch 2.12.1 pointwise ops, activations, conversions", kPointwise));
+    out.push_back(table("along_dimension", "torch 2.12.1 docs/source/torch.rst", kAlongDimension));
     out.push_back(table("pure_ops", "torch 2.12.1 docs/source/torch.rst", kPureOps));
     out.push_back(table("random_ops", "torch 2.12.1 random sampling, in-place random sampling, dropouts, rrelu",
                         kRandomOps));

@@ -23,7 +23,8 @@ std::string Matcher::element_changes(std::size_t f, const Node& loop, const std:
             why = fmt::format("line {} changes an element of `{}` in place", line_of(p), name);
         } else if (p.is("attribute") && p.field("object") == o) {
             const auto attr = p.field("attribute").text();
-            if (attr.ends_with("_") || knowledge::view_method(attr) || knowledge::view_attribute(attr)) {
+            if (attr.ends_with("_") || knowledge::shares_storage(attr, "int64") ||
+                knowledge::view_attribute(attr)) {
                 why = fmt::format("`{}` at line {} may change an element of `{}`", p.text(), line_of(p), name);
             }
         } else if (p.is("subscript") && p.field("value") == o) {
@@ -74,7 +75,7 @@ std::string Matcher::tensor_changes(std::size_t f, const Node& def, const std::s
                 }
                 const Node call = outer(p).parent();
                 if (call.is("call") && call.field("function") == p) {
-                    if (knowledge::view_method(attr)) {
+                    if (knowledge::shares_storage(attr, "int64")) {  // the tensor is int64
                         t = call;
                         continue;
                     }
