@@ -102,6 +102,11 @@ bool size_method(std::string_view name);
 /// not one.
 bool dynamic_shape_op(std::string_view name);
 
+/// True for a call, by the dotted name it resolves to, of a custom op whose output shape depends
+/// on the data, or of its Python wrapper: `torch.ops.torchvision.nms` (torchvision::nms),
+/// `torchvision.ops.nms`, `torchvision.ops.batched_nms` (GB0036, torch 2.12.1).
+bool dynamic_shape_call(std::string_view dotted);
+
 /// Calls whose arguments are sizes or shapes, by their last name (GM401's report of what a
 /// value read into Python feeds).
 bool shape_call(std::string_view name);
