@@ -173,6 +173,10 @@ bool random_op(std::string_view name);
 /// torch functions that draw random numbers, touch global state (seeds, files) or give
 /// uninitialized values (`empty`) (GM201).
 bool impure_torch(std::string_view name);
+/// True for the name of an in-place op: torch's convention, a trailing underscore (`add_`,
+/// `masked_fill_`, `copy_`; docs/source/tensors.rst, torch 2.12.1), a Python special method
+/// (`__add__`) not being one.
+bool in_place(std::string_view name);
 /// Operations whose gradient can be inf/NaN where their value is finite or unused.
 bool grad_unsafe(std::string_view name);
 

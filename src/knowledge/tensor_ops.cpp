@@ -303,6 +303,10 @@ bool impure_torch(std::string_view name) { return random_op(name) || detail::lis
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
 bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }
 
+// torch's in-place ops end in an underscore (docs/source/tensors.rst: "methods which mutate a
+// tensor are marked with an underscore suffix"), Python's special methods in two.
+bool in_place(std::string_view name) { return name.ends_with('_') && !name.starts_with("__"); }
+
 namespace detail {
 
 void add_tensor_tables(std::vector<Table>& out) {

@@ -124,6 +124,13 @@ TEST(Knowledge, ModuleKindsNest) {
     EXPECT_FALSE(knowledge::tensor_module("LSTM"));
 }
 
+TEST(Knowledge, InPlace) {
+    EXPECT_TRUE(knowledge::in_place("add_"));
+    EXPECT_TRUE(knowledge::in_place("masked_fill_"));
+    EXPECT_FALSE(knowledge::in_place("add"));
+    EXPECT_FALSE(knowledge::in_place("__add__"));
+}
+
 TEST(Knowledge, PureBuiltins) {
     for (const char* name : {"len", "slice", "round", "sum", "zip", "all", "str"}) {
         EXPECT_TRUE(knowledge::pure_builtin(name)) << name;
