@@ -140,6 +140,10 @@ bool allocating_method(std::string_view name);
 bool reads_values(std::string_view name);
 bool value_reduction(std::string_view name);
 
+/// Ops that return a tuple or list of tensors (`split`, `chunk`, `unbind`, `meshgrid`, ...), as
+/// a torch function (kTorch) or a Tensor method (kTensor), as `where` asks.
+bool tensor_sequence(std::string_view name, std::uint32_t where);
+
 /// Tensor methods (and the torch functions of those names) that give a boolean tensor.
 bool boolean_result(std::string_view name);
 
