@@ -102,6 +102,11 @@ bool size_method(std::string_view name);
 /// not one.
 bool dynamic_shape_op(std::string_view name);
 
+/// True for a call, by the dotted name it resolves to, of a custom op whose output shape depends
+/// on the data, or of its Python wrapper: `torch.ops.torchvision.nms` (torchvision::nms),
+/// `torchvision.ops.nms`, `torchvision.ops.batched_nms` (GB0036, torch 2.12.1).
+bool dynamic_shape_call(std::string_view dotted);
+
 /// Calls whose arguments are sizes or shapes, by their last name (GM401's report of what a
 /// value read into Python feeds).
 bool shape_call(std::string_view name);
@@ -134,6 +139,10 @@ bool allocating_method(std::string_view name);
 /// unknown kind still mark a tensor (the value analysis): value_reduction.
 bool reads_values(std::string_view name);
 bool value_reduction(std::string_view name);
+
+/// Ops that return a tuple or list of tensors (`split`, `chunk`, `unbind`, `meshgrid`, ...), as
+/// a torch function (kTorch) or a Tensor method (kTensor), as `where` asks.
+bool tensor_sequence(std::string_view name, std::uint32_t where);
 
 /// Tensor methods (and the torch functions of those names) that give a boolean tensor.
 bool boolean_result(std::string_view name);
@@ -168,6 +177,10 @@ bool random_op(std::string_view name);
 /// torch functions that draw random numbers, touch global state (seeds, files) or give
 /// uninitialized values (`empty`) (GM201).
 bool impure_torch(std::string_view name);
+/// True for the name of an in-place op: torch's convention, a trailing underscore (`add_`,
+/// `masked_fill_`, `copy_`; docs/source/tensors.rst, torch 2.12.1), a Python special method
+/// (`__add__`) not being one.
+bool in_place(std::string_view name);
 /// Operations whose gradient can be inf/NaN where their value is finite or unused.
 bool grad_unsafe(std::string_view name);
 

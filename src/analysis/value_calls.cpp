@@ -36,10 +36,7 @@ Value torch_call_value(const std::string& torch, const std::vector<Node>& args) 
     const std::string name = torch.substr(dot + 1);
     if (const auto v = torch_static_value(name)) return *v;
     if (knowledge::tensor_namespace(ns)) {
-        if (name == "split" || name == "chunk" || name == "unbind" || name == "meshgrid" ||
-            name == "broadcast_tensors" || name == "split_with_sizes" || name == "tensor_split") {
-            return Value::of(kSeq);
-        }
+        if (knowledge::tensor_sequence(name, knowledge::kTorch | knowledge::kTensor)) return Value::of(kSeq);
         if (name == "where" && args.size() == 1) return Value::of(kSeq);
         if (name == "nonzero" || name == "unique" || name == "argwhere") {
             // A tensor, or a tuple of them with as_tuple=True / return_inverse=True ...
@@ -225,9 +222,7 @@ std::optional<Value> Values::method_value(const Frame& f, const Node& call, int 
         if (knowledge::number_method(method)) return Value::of(kNumber);
         if (method.starts_with("is_")) return Value::of(kBool);
         if (method == "type" && args.empty()) return Value::of(kStr);
-        if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
-            return Value::of(kSeq);
-        }
+        if (knowledge::tensor_sequence(method, knowledge::kTensor)) return Value::of(kSeq);
         if ((method == "nonzero" || method == "unique") && !args.empty()) return Value::of(kSeq | kTensor);
         if (recv.only(kTensor | kNone | kUnknown)) return Value::of(kTensor);
     }

@@ -1,6 +1,8 @@
 // Sizes, data-dependent shapes, views and fresh tensors: see include/graphmend/knowledge.hpp.
 // Where each entry is defined (Where) is checked against torch 2.12.1 by
 // tests/python/test_knowledge.py; what an entry says of its op, by the tests its comment names.
+#include <string>
+
 #include "table.hpp"
 
 namespace graphmend::knowledge {
@@ -59,6 +61,19 @@ constexpr auto kDynamicShapeOps = std::to_array<Name>({
     {"nonzero", kTorch | kTensor}, {"unique", kTorch | kTensor}, {"unique_consecutive", kTorch | kTensor},
 });
 static_assert(detail::sorted(kDynamicShapeOps));
+
+// Calls of custom ops whose output shape depends on the data, by the dotted name they resolve
+// to, and of their Python wrappers: torchvision's nms keeps the boxes that survive, as many as
+// the data says (its fake kernel makes an unbacked size: torchvision/_meta_registrations.py,
+// torchvision 0.27.1). Measured with torch 2.12.1: Dynamo breaks at `torchvision.ops.nms(...)`,
+// `batched_nms(...)`, which calls it (torchvision/ops/boxes.py), and `torch.ops.torchvision.nms(...)`
+// ("Dynamic shape operator", GB0036; tests/fixtures/data-dependent-shape/nms.py, run by
+// tests/python/test_report_words.py).
+constexpr auto kDynamicShapeCalls = std::to_array<Name>({
+    {"torchvision.ops.batched_nms", kDotted}, {"torchvision.ops.boxes.batched_nms", kDotted},
+    {"torchvision.ops.boxes.nms", kDotted}, {"torchvision.ops.nms", kDotted}, {"torchvision::nms", kOp},
+});
+static_assert(detail::sorted(kDynamicShapeCalls));
 
 enum class Aliasing {
     View,        // a view of the receiver: its result shares the receiver's storage
@@ -182,6 +197,19 @@ bool size_method(std::string_view name) { return detail::listed(kSizeMethods, na
 
 bool dynamic_shape_op(std::string_view name) { return detail::listed(kDynamicShapeOps, name); }
 
+bool dynamic_shape_call(std::string_view dotted) {
+    std::string qualified;  // torch.ops.NS.NAME (or .NAME.default): the op NS::NAME
+    if (dotted.starts_with("torch.ops.")) {
+        std::string_view rest = dotted.substr(10);
+        if (rest.ends_with(".default")) rest.remove_suffix(8);
+        const auto dot = rest.find('.');
+        if (dot == std::string_view::npos) return false;
+        qualified = std::string(rest.substr(0, dot)) + "::" + std::string(rest.substr(dot + 1));
+        dotted = qualified;
+    }
+    return detail::listed(kDynamicShapeCalls, dotted);
+}
+
 bool shape_call(std::string_view name) {
     return size_arguments(name) != nullptr || size_method(name) || detail::listed(kMoreShapeCalls, name);
 }
@@ -219,6 +247,8 @@ void add_shape_tables(std::vector<Table>& out) {
     out.push_back(table("size_methods", "torch 2.12.1 signatures (native_functions.yaml)", kSizeMethods));
     out.push_back(table("more_shape_calls", "torch 2.12.1 signatures", kMoreShapeCalls));
     out.push_back(table("dynamic_shape_ops", "Dynamo GB0036, torch 2.12.1", kDynamicShapeOps));
+    out.push_back(table("dynamic_shape_calls", "torchvision 0.27.1 nms; Dynamo GB0036, torch 2.12.1",
+                        kDynamicShapeCalls));
     out.push_back(table("aliasing", "torch 2.12.1 docs/source/tensor_view.rst; Tensor.numpy, storage; conversions",
                         kAliasing));
     out.push_back(table("view_attributes", "torch 2.12.1 docs/source/tensor_view.rst", kViewAttributes));

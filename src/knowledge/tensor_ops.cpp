@@ -33,6 +33,18 @@ constexpr auto kValueReads = std::to_array<ValueRead>({
 });
 static_assert(detail::sorted(kValueReads));
 
+// Ops that return a tuple (or list) of tensors: the splits, unbind, meshgrid and
+// broadcast_tensors. Source: torch 2.12.1 (docs/source/torch.rst "Indexing, Slicing, Joining,
+// Mutating Ops"). The value analysis listed these in two `||` chains, the methods without
+// split_with_sizes, both without hsplit, vsplit and dsplit.
+constexpr auto kTensorSequences = std::to_array<Name>({
+    {"broadcast_tensors", kTorch}, {"chunk", kTorch | kTensor}, {"dsplit", kTorch | kTensor},
+    {"hsplit", kTorch | kTensor}, {"meshgrid", kTorch}, {"split", kTorch | kTensor},
+    {"split_with_sizes", kTorch | kTensor}, {"tensor_split", kTorch | kTensor}, {"unbind", kTorch | kTensor},
+    {"vsplit", kTorch | kTensor},
+});
+static_assert(detail::sorted(kTensorSequences));
+
 // Tensor methods, and the torch functions of those names, that give a boolean tensor. Source:
 // torch 2.12.1 (docs/source/torch.rst, "Comparison Ops", "Pointwise Ops": logical_*, isnan, ...).
 constexpr auto kBooleanResults = std::to_array<Name>({
@@ -264,6 +276,11 @@ bool value_reduction(std::string_view name) {
     const ValueRead* entry = detail::find(std::span<const ValueRead>(kValueReads), name);
     return entry != nullptr && !entry->python;
 }
+bool tensor_sequence(std::string_view name, std::uint32_t where) {
+    const Name* op = detail::find(std::span<const Name>(kTensorSequences), name);
+    return op != nullptr && (op->where & where) != 0;
+}
+
 bool boolean_result(std::string_view name) { return detail::listed(kBooleanResults, name); }
 bool number_method(std::string_view name) { return detail::listed(kNumberMethods, name); }
 bool python_valued_torch(std::string_view name) { return detail::listed(kPythonValuedTorch, name); }
@@ -303,10 +320,15 @@ bool impure_torch(std::string_view name) { return random_op(name) || detail::lis
 bool random_op(std::string_view name) { return detail::listed(kRandomOps, name); }
 bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, name); }
 
+// torch's in-place ops end in an underscore (docs/source/tensors.rst: "methods which mutate a
+// tensor are marked with an underscore suffix"), Python's special methods in two.
+bool in_place(std::string_view name) { return name.ends_with('_') && !name.starts_with("__"); }
+
 namespace detail {
 
 void add_tensor_tables(std::vector<Table>& out) {
     out.push_back(table("value_reads", "torch 2.12.1 reductions, comparisons, item, equal, allclose", kValueReads));
+    out.push_back(table("tensor_sequences", "torch 2.12.1 docs/source/torch.rst", kTensorSequences));
     out.push_back(table("boolean_results", "torch 2.12.1 docs/source/torch.rst, comparison ops", kBooleanResults));
     out.push_back(table("number_methods", "torch 2.12.1 docs/source/tensors.rst", kNumberMethods));
     out.push_back(table("python_valued_torch", "torch 2.12.1 docs/source/torch.rst, type_info.rst",

@@ -60,6 +60,25 @@ def test_logspace_and_randint_sizes_are_reported_where_dynamo_breaks():
     assert reported == sorted(set(breaks)) == [19, 25, 31]
 
 
+def test_nms_is_a_dynamic_shape_op_where_dynamo_breaks():
+    require_graphmend()
+    fixture = REPO / "tests" / "fixtures" / "data-dependent-shape" / "nms.py"
+    sites = {s["line"]: s for _, s in check(fixture)}
+    assert all(s["graph_break"] == "GB0036" for s in sites.values())
+    module = load_module(fixture, "nms_orig")
+    torch.manual_seed(0)
+    boxes = torch.rand(8, 4) * 10
+    boxes[:, 2:] += boxes[:, :2]
+    breaks = []
+    for name in ("Nms", "BatchedNms", "CustomOp"):
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(getattr(module, name)())(boxes, torch.randn(8), torch.tensor([0, 1] * 4))
+        breaks += [r.user_stack[0].lineno for r in explained.break_reasons
+                   if r.user_stack and r.user_stack[0].filename == str(fixture)
+                   and r.reason.startswith("Dynamic shape operator")]
+    assert sorted(sites) == sorted(set(breaks)) == [15, 21, 27]
+
+
 def test_a_logger_that_is_no_logging_logger_is_refused_and_named(tmp_path):
     # accelerate's get_logger returns a LoggerAdapter, which has no makeRecord or handle: the
     # runtime's replay of a deferred record would raise. transformers' get_logger returns a

@@ -25,6 +25,16 @@ TEST(Knowledge, SizeFactoriesAndWhichArgumentsAreSizes) {
     EXPECT_FALSE(knowledge::shape_call("range"));  // a Python builtin: GM401's own
 }
 
+TEST(Knowledge, CustomOpsWithDataDependentShapes) {
+    EXPECT_TRUE(knowledge::dynamic_shape_call("torchvision.ops.nms"));
+    EXPECT_TRUE(knowledge::dynamic_shape_call("torchvision.ops.batched_nms"));
+    EXPECT_TRUE(knowledge::dynamic_shape_call("torch.ops.torchvision.nms"));
+    EXPECT_TRUE(knowledge::dynamic_shape_call("torch.ops.torchvision.nms.default"));
+    EXPECT_FALSE(knowledge::dynamic_shape_call("torch.ops.torchvision.roi_align"));
+    EXPECT_FALSE(knowledge::dynamic_shape_call("torch.nonzero"));  // dynamic_shape_op's, by name
+    EXPECT_TRUE(knowledge::dynamic_shape_op("nonzero"));
+}
+
 TEST(Knowledge, FreshTensorsByNameFunctionAndMethod) {
     for (const char* name : {"zeros_like", "arange", "eye", "repeat", "clone", "new_zeros"}) {
         EXPECT_TRUE(knowledge::fresh_tensor(name)) << name;
@@ -112,6 +122,13 @@ TEST(Knowledge, ModuleKindsNest) {
     EXPECT_FALSE(knowledge::stateless_module("Dropout"));
     EXPECT_TRUE(knowledge::tensor_module("Dropout"));
     EXPECT_FALSE(knowledge::tensor_module("LSTM"));
+}
+
+TEST(Knowledge, InPlace) {
+    EXPECT_TRUE(knowledge::in_place("add_"));
+    EXPECT_TRUE(knowledge::in_place("masked_fill_"));
+    EXPECT_FALSE(knowledge::in_place("add"));
+    EXPECT_FALSE(knowledge::in_place("__add__"));
 }
 
 TEST(Knowledge, PureBuiltins) {

@@ -408,3 +408,36 @@ class Model(nn.Module):
     EXPECT_FALSE(a.data_test("I4"));
     EXPECT_TRUE(a.data_test("I5"));
 }
+
+TEST(Values, SplitsAreSequencesOfTensors) {
+    // src/knowledge/tensor_ops.cpp's tensor_sequences: the split_with_sizes method and the
+    // hsplit / vsplit / dsplit ops return tuples of tensors (torch 2.12.1), as split does.
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x.flip(0)
+        if y.split_with_sizes([1, 3]):  # S1
+            y = y * 2
+        if torch.hsplit(y, 2):  # S2
+            y = y * 2
+        if y.vsplit(2):  # S3
+            y = y * 2
+        if y.split(2):  # S4
+            y = y * 2
+        if y.flip(0):  # S5
+            y = y * 2
+        return y
+
+
+def run(m):
+    return m(torch.zeros(4, 4))
+)");
+    for (const char* marker : {"S1", "S2", "S3", "S4"}) {
+        const analysis::Value v = a.values.eval(0, a.at(marker));
+        EXPECT_TRUE(v.only(analysis::kSeq)) << marker << " " << v.kinds;
+    }
+    EXPECT_TRUE(a.values.eval(0, a.at("S5")).tensor());
+}

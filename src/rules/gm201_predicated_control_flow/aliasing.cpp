@@ -49,7 +49,7 @@ std::string mutation(const Node& n, const std::set<std::string>& names) {
         const Node fn = n.field("function");
         if (fn.is("attribute") && is_name(fn.field("object"))) {
             const std::string_view m = fn.field("attribute").text();
-            if (m.ends_with("_") && !m.starts_with("__")) found = fmt::format("`{}` changes it in place", n.text());
+            if (knowledge::in_place(m)) found = fmt::format("`{}` changes it in place", n.text());
         }
         for (const Node& a : n.field("arguments").named_children()) {
             if (a.is("keyword_argument") && a.field("name").text() == "out" && is_name(a.field("value"))) {
@@ -96,7 +96,7 @@ std::vector<Candidate> candidates_of(const Node& def) {
             const Node fn = n.field("function");
             if (fn.is("attribute")) {
                 const std::string_view m = fn.field("attribute").text();
-                if (m.ends_with("_") && !m.starts_with("__")) add(fn.field("object"));
+                if (knowledge::in_place(m)) add(fn.field("object"));
             }
             const bool keeps = fn.text().ends_with("register_buffer") || fn.text() == "setattr";
             for (const Node& a : n.field("arguments").named_children()) {

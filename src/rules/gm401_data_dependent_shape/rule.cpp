@@ -295,6 +295,15 @@ private:
                                               method)));
             return;
         }
+        // Custom ops with data-dependent output shapes, and their wrappers (torchvision's nms).
+        if (const std::string ext = ctx.project.external_name(ctx.file, fn); knowledge::dynamic_shape_call(ext)) {
+            const std::string name = ext.substr(ext.find_last_of(".:") + 1);
+            out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
+                                  fmt::format("`{}` returns a tensor whose shape depends on the data (a dynamic-shape "
+                                              "op), which no select can express",
+                                              name)));
+            return;
+        }
         if (torch_fn && method == "where" && args.size() == 1 && !args[0].is("keyword_argument")) {
             out.push_back(refused(call, fmt::format("{}(...)", fn.text()), "GB0036",
                                   "one-argument torch.where returns indices whose count depends on the data "

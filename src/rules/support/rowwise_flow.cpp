@@ -186,7 +186,7 @@ bool RowFlow::pure(const Node& e) {
         const Node fn = syntax::without_parens(n.field("function"));
         const std::string_view name = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
         // Random draws: the static form may run them more often, or on other shapes.
-        if (knowledge::random_op(name) || (name.ends_with("_") && !name.ends_with("__"))) {
+        if (knowledge::random_op(name) || knowledge::in_place(name)) {
             ok = fail(n, fmt::format("`{}` draws random numbers or changes a tensor in place", fn.text()));
             return false;
         }
