@@ -10,7 +10,8 @@
 //
 // run_process may be called from several threads at once: each call waits only on its own
 // child (wait4 on its pid, polled; no SIGCHLD handler), and every descriptor it opens is
-// close-on-exec, so no child inherits another's pipe.
+// close-on-exec, so no child inherits another's pipe. It reads the parent's environment
+// (environ) as it starts a child: no thread may setenv or unsetenv meanwhile.
 #pragma once
 
 #include <map>
