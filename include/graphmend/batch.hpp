@@ -39,7 +39,8 @@ struct BatchOptions {
     /// Called once per job, as it finishes (or, for a job an interrupt kept from starting,
     /// in its place), with its index in `jobs` and its outcome. Calls are serialised (one at a
     /// time, under a lock) and come from any thread. Write lines through
-    /// BatchProgress::print_line so that the bar is not torn.
+    /// BatchProgress::print_line so that the bar is not torn. An exception it throws is
+    /// dropped (the batch goes on).
     std::function<void(std::size_t index, const BatchOutcome&)> on_done = nullptr;
 };
 
