@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphmend/config_cli.hpp"
+#include "graphmend/verify.hpp"
 
 namespace graphmend::app {
 
@@ -35,12 +36,13 @@ struct Options {
     unsigned threads = 0;  // 0: one per hardware thread
     config::CliFlags config;
     std::string stdin_filename;    // --stdin-filename: the path stdin's text stands for
+    std::vector<std::string> held_sites;  // --hold-site PATH:LINE:CODE (fix --verify): fixes held back
     std::string runtime = "auto";  // auto: the module for files found in a folder, inline otherwise
 
     [[nodiscard]] bool from_stdin() const { return paths.size() == 1 && paths[0] == "-"; }
 };
 
-enum class Command { Fix, Check, Rule };
+enum class Command { Fix, Check, Rule, Verify };
 
 /// What a command line asks for.
 struct Invocation {
@@ -48,6 +50,9 @@ struct Invocation {
     Options options;         // fix, check
     std::string rule;        // rule: the code or name of the rule whose page is printed
     bool all_rules = false;  // rule --all
+    /// verify, and fix --verify: its flags, PATH and the command after `--`.
+    verify::Options verify;
+    bool fix_verify = false;  // fix --verify
 };
 
 /// Parses a command line (argv[0] is the program's name, shown by --help). Returns what it asks

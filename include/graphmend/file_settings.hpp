@@ -2,6 +2,7 @@
 // and the driver (fixer.hpp) reads, in a header of its own so that neither includes the other.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@ namespace graphmend {
 struct FileSettings {
     std::vector<std::string> selected;  // the codes of the rules whose sites are kept
     std::optional<bool> unsafe_fixes;   // set: replaces FixOptions::unsafe_fixes for this file
+    /// Sites whose fixes are held back (`fix --verify` reverted them): (line, code). Such a site
+    /// is reported refused, with held_reason.
+    std::vector<std::pair<std::uint32_t, std::string>> held;
+    std::string held_reason;
 };
 
 }  // namespace graphmend

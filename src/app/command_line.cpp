@@ -47,8 +47,11 @@ void add_common(CLI::App* cmd, Options& opt) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+void add_verify_flags(CLI::App* cmd, verify::Options& v);
+
 // `graphmend fix`.
-CLI::App* add_fix(CLI::App& app, Options& opt) {
+CLI::App* add_fix(CLI::App& app, Invocation& invocation) {
+    Options& opt = invocation.options;
     auto* fix = app.add_subcommand("fix", "rewrite the sites graphmend can fix");
     add_common(fix, opt);
     fix->add_option("-o,--output", opt.output, "write the fixed file here (one input file only)");
@@ -60,7 +63,49 @@ CLI::App* add_fix(CLI::App& app, Options& opt) {
                   "are not rewritten, with an error)");
     fix->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
     config::add_cli_flags(*fix, opt.config, fix_unsafe);
+    fix->add_flag("--verify", invocation.fix_verify,
+                  "run the command after `--` before and after the fix; write only the fixes whose graph break is "
+                  "gone and whose outputs and messages are kept (see `graphmend verify`)");
+    add_verify_flags(fix, invocation.verify);
+    fix->add_option("--hold-site", opt.held_sites, "PATH:LINE:CODE: leave this site's fix out (fix --verify uses it)")
+        ->group("");
     return fix;
+}
+
+// The flags `verify` and `fix --verify` share.
+void add_verify_flags(CLI::App* cmd, verify::Options& v) {
+    cmd->add_option("--python", v.python, "the Python of the drivers (default: $VIRTUAL_ENV/bin/python, else python3)");
+    cmd->add_option("--backend", v.backend,
+                    "count (default): each FX graph runs as traced; user (or inductor): the backend the code names")
+        ->check(CLI::IsMember({"count", "user", "inductor"}));
+    cmd->add_option("--calls", v.calls, "calls of each compiled callable whose outputs are compared (default 3)")
+        ->check(CLI::Range(0u, 1000u));
+    cmd->add_option("--timeout", v.timeout_s, "seconds each run may take (default: no limit)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--keep", v.keep, "keep the work folder here (the fixed copy, records, outputs)");
+    cmd->add_flag("!--no-eager-gap", v.eager_gap,
+                  "do not run the original's calls again eagerly to measure its compiled-vs-eager gap");
+}
+
+// `graphmend verify`.
+CLI::App* add_verify(CLI::App& app, Invocation& invocation) {
+    verify::Options& v = invocation.verify;
+    auto* cmd = app.add_subcommand(
+        "verify", "run the code before and after the fix and list every graph break Dynamo makes (PATH -- COMMAND...)");
+    cmd->add_option("path", v.path, "a file, package, checkout or folder of checkouts; the command follows `--`")
+        ->required();
+    cmd->add_option("--device", v.device, "the drivers' device: cpu (default), cuda");
+    cmd->add_flag("--tiny", v.tiny, "a checkout's model is shrunk (fewer, smaller layers), as the sweep does");
+    cmd->add_option("-j,--jobs", v.jobs, "checkouts verified at once (a folder of checkouts)")->check(CLI::Range(1u, 256u));
+    cmd->add_option("--executor", v.executor, "local (default) or ray: where a folder of checkouts runs")
+        ->check(CLI::IsMember({"local", "ray"}));
+    cmd->add_option("--ray-address", v.ray_address, "an existing Ray cluster (default: a local instance)");
+    cmd->add_option("--output-format", v.output_format, "text (default, stderr), json, sarif (stdout or --output-file)")
+        ->check(CLI::IsMember({"text", "json", "sarif"}));
+    cmd->add_option("--output-file", v.output_file, "write the report here");
+    cmd->add_flag("--unsafe-fixes", v.unsafe_fixes, "the fixed copy gets unsafe fixes too");
+    cmd->add_flag("-q,--quiet", v.quiet, "print the report only when a fix failed or behaviour changed");
+    add_verify_flags(cmd, v);
+    return cmd;
 }
 
 // `graphmend check`.
@@ -133,6 +178,24 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
     return {};
 }
 
+// A `--` or verify flag where it means nothing, or `fix --verify` without what it needs.
+std::string verify_usage(Invocation& invocation, bool dashes) {
+    const bool fix = invocation.command == Command::Fix;
+    if (invocation.command == Command::Verify) return {};
+    if (!fix || !invocation.fix_verify) {
+        if (dashes) return "a command after `--` is for `graphmend verify` and `graphmend fix --verify`";
+        return {};
+    }
+    const Options& opt = invocation.options;
+    if (invocation.verify.command.empty()) return "fix --verify needs the command that runs the code after `--`";
+    if (opt.paths.size() != 1 || opt.from_stdin()) return "fix --verify takes one PATH (a file, package or checkout)";
+    if (opt.diff || !opt.output.empty()) return "fix --verify writes the files in place: no --diff or -o";
+    invocation.verify.path = opt.paths[0];
+    invocation.verify.unsafe_fixes = opt.unsafe_fixes;
+    invocation.verify.quiet = opt.quiet;
+    return {};
+}
+
 }  // namespace
 
 std::variant<Invocation, int> parse_command_line(int argc, char** argv) {
@@ -140,11 +203,21 @@ std::variant<Invocation, int> parse_command_line(int argc, char** argv) {
     app.set_version_flag("--version", fmt::format("graphmend {}", output::kVersion));  // CMakeLists.txt
     app.require_subcommand(1);
     Invocation invocation;
-    auto* fix = add_fix(app, invocation.options);
+    auto* fix = add_fix(app, invocation);
     add_check(app, invocation.options);
     auto* rule = add_rule(app, invocation);
+    auto* verify = add_verify(app, invocation);
+    // What follows `--` is the command verify runs, not graphmend's.
+    int own = argc;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--") {
+            own = i;
+            break;
+        }
+    }
+    for (int i = own + 1; i < argc; ++i) invocation.verify.command.emplace_back(argv[i]);
     try {
-        app.parse(argc, argv);
+        app.parse(own, argv);
     } catch (const CLI::Success& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
@@ -158,7 +231,14 @@ std::variant<Invocation, int> parse_command_line(int argc, char** argv) {
         app.exit(e);
         return 2;
     }
-    invocation.command = rule->parsed() ? Command::Rule : fix->parsed() ? Command::Fix : Command::Check;
+    invocation.command = rule->parsed()     ? Command::Rule
+                         : verify->parsed() ? Command::Verify
+                         : fix->parsed()    ? Command::Fix
+                                            : Command::Check;
+    if (const std::string error = verify_usage(invocation, own < argc); !error.empty()) {
+        fmt::print(stderr, "error: {}\nRun with --help for more information.\n", error);
+        return 2;
+    }
     return invocation;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "graphmend/config.hpp"
+#include "graphmend/process.hpp"
 #include "graphmend/rule_pages.hpp"
 #include "session.hpp"
 
@@ -143,8 +144,40 @@ int run_session(const Options& opt, bool fix, std::istream& in) {
     return reported ? code : 2;
 }
 
+namespace {
+
+// This binary, for verify's child runs (`graphmend fix` over the fixed copy).
+std::string self_path() {
+    std::error_code ec;
+    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("graphmend") : p.string();
+}
+
+int run_verify_command(const Invocation& invocation, std::istream& in) {
+    verify::Options v = invocation.verify;
+    v.self = self_path();
+    verify::install_interrupt_handler();
+    if (invocation.command == Command::Verify) return verify::run_verify(v);
+    return verify::run_fix_verify(v, [&](const std::vector<std::string>& held) {
+        Options opt = invocation.options;
+        opt.held_sites.insert(opt.held_sites.end(), held.begin(), held.end());
+        return run_session(opt, true, in);
+    });
+}
+
+}  // namespace
+
 int run_command(const Invocation& invocation, std::istream& in) {
     if (invocation.command == Command::Rule) return output::print_rule_pages(invocation.rule, invocation.all_rules);
+    try {
+        if (invocation.command == Command::Verify || invocation.fix_verify) return run_verify_command(invocation, in);
+    } catch (const config::ConfigError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "internal error: {}\n", e.what());
+        return 2;
+    }
     const Options& opt = invocation.options;
     const bool fix = invocation.command == Command::Fix;
     if (const std::string error = usage_error(opt, fix); !error.empty()) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -48,6 +49,32 @@ std::vector<Suppressed> drop_suppressed(FileOutcome& out, const FileSettings* se
         return !selected || commented;
     });
     return by_comment;
+}
+
+// The sites `settings` holds back (fix --verify reverted them): refused, with its reason.
+void hold_back(std::vector<rules::Site>& sites, const FileSettings* settings) {
+    if (settings == nullptr || settings->held.empty()) return;
+    for (rules::Site& site : sites) {
+        for (const auto& [line, code] : settings->held) {
+            if (site.where.line == line && site.code == code && site.fix) {
+                site.fix.reset();
+                site.reason = settings->held_reason;
+            }
+        }
+    }
+}
+
+// GRAPHMEND_TEST_NOOP_FIX=CODE, for tests only (tests/python/test_verify.py): the fixes of the
+// rule with that code keep their claim but change nothing, so the break stays and `fix --verify`
+// has a fix to revert. Each edit is replaced by one that writes the byte it replaces.
+void test_noop_fixes(std::vector<rules::Site>& sites, std::string_view text) {
+    static const char* const code = std::getenv("GRAPHMEND_TEST_NOOP_FIX");
+    if (code == nullptr || *code == '\0') return;
+    for (rules::Site& site : sites) {
+        if (!site.fix || site.code != code || site.begin >= text.size()) continue;
+        site.fix->edits = {edits::Edit{site.begin, site.begin + 1, std::string(text.substr(site.begin, 1))}};
+        site.fix->runtime.clear();
+    }
 }
 
 // A site a noqa comment suppresses that one of `fix`'s edits would change, if any: a fix
@@ -97,6 +124,8 @@ void fix_one(const analysis::Project& project, const analysis::Values& values, s
     std::stable_sort(out.sites.begin(), out.sites.end(),
                      [](const rules::Site& a, const rules::Site& b) { return a.begin < b.begin; });
     const std::vector<Suppressed> suppressed = drop_suppressed(out, settings, noqa);
+    hold_back(out.sites, settings);
+    test_noop_fixes(out.sites, file.tree.source().text());
     out.applied.assign(out.sites.size(), false);
     const bool unsafe_fixes =
         settings != nullptr && settings->unsafe_fixes ? *settings->unsafe_fixes : options.unsafe_fixes;

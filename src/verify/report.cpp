@@ -1,0 +1,203 @@
+// verify's reports: text, JSON and SARIF of a joined report (join.cpp). See internal.hpp.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "graphmend/output.hpp"
+#include "internal.hpp"
+
+namespace graphmend::verify {
+
+namespace {
+
+std::string joined(const json& list, std::string_view sep = ", ") {
+    std::vector<std::string> items;
+    for (const json& x : list) items.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+    return fmt::format("{}", fmt::join(items, sep));
+}
+
+std::string number(const json& v) { return v.is_number() ? v.dump() : "-"; }
+
+std::string seconds(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; }
+
+std::string run_line(const char* name, const json& run) {
+    if (!run.value("error", "").empty()) return fmt::format("{}: did not start: {}", name, run.value("error", ""));
+    std::string s = run.value("timed_out", false) ? fmt::format("{}: timed out after {:.1f} s", name, run.value("wall_s", 0.0))
+                    : run.value("signal", 0) != 0 ? fmt::format("{}: killed by signal {}", name, run.value("signal", 0))
+                                                  : fmt::format("{}: exit {}, {:.1f} s", name, run.value("exit_code", -1),
+                                                                run.value("wall_s", 0.0));
+    if (!run.value("record", false)) s += ", no record (the hook did not run, or the process ended without exiting)";
+    return s;
+}
+
+// What a verdict means, for the last line.
+std::string_view verdict_text(const std::string& v) {
+    if (v == "ok") return "every fix removed its break; outputs and messages kept";
+    if (v == "fix-failed") return "a fix left its break, or the fix added one";
+    if (v == "behaviour-changed") return "outputs or messages differ after the fix";
+    if (v == "original-failed") return "the original run failed: nothing to compare";
+    if (v == "fixed-failed") return "the run failed only after the fix";
+    if (v == "outputs-unchecked") return "outputs could not be compared";
+    return "error";
+}
+
+}  // namespace
+
+std::string text_report(const json& r) {
+    std::string out;
+    const json& t = r["target"];
+    out += fmt::format("graphmend verify {}: {}\n", t.value("path", ""), t.value("command", ""));
+    out += fmt::format("  {}\n  {}\n", run_line("original", r["runs"]["original"]), run_line("fixed   ", r["runs"]["fixed"]));
+    if (!r.value("fix_error", "").empty()) out += fmt::format("  error: {}\n", r.value("fix_error", ""));
+    for (const char* side : {"original", "fixed"}) {
+        const json& run = r["runs"][side];
+        const bool failed = !run.value("error", "").empty() || run.value("exit_code", 0) != 0 || run.value("timed_out", false);
+        if (failed && !run.value("stderr_tail", "").empty()) {
+            out += fmt::format("  {} run's stderr (last lines):\n", side);
+            std::string tail = run.value("stderr_tail", "");
+            std::size_t from = tail.size();
+            for (int lines = 0; lines < 8 && from > 0; ++lines) from = tail.rfind('\n', from - 2) == std::string::npos ? 0 : tail.rfind('\n', from - 2) + 1;
+            for (std::size_t a = from; a < tail.size();) {
+                const std::size_t b = tail.find('\n', a);
+                out += fmt::format("    | {}\n", tail.substr(a, b == std::string::npos ? std::string::npos : b - a));
+                if (b == std::string::npos) break;
+                a = b + 1;
+            }
+        }
+    }
+    if (!r["callables"].empty()) {
+        out += "\n  compiled callable                       graphs    first call s  steady s\n";
+        for (const json& c : r["callables"]) {
+            out += fmt::format("  {:<38}  {:>3} -> {:<3}  {:>6} -> {:<6}  {} -> {}\n", c.value("name", "?"),
+                               number(c["graphs_before"]), number(c["graphs_after"]), seconds(c["first_call_s_before"]),
+                               seconds(c["first_call_s_after"]), seconds(c["steady_s_before"]), seconds(c["steady_s_after"]));
+        }
+    }
+    if (!r["breaks"].empty()) {
+        out += "\n  graph breaks (Dynamo's, joined with graphmend's report):\n";
+        for (const json& b : r["breaks"]) {
+            std::string site;
+            if (b["site"].is_object()) {
+                const json& s = b["site"];
+                site = fmt::format(" {} {}", s.value("code", ""), s.value("rule", ""));
+                if (!s.value("reason", "").empty() && b.value("status", "") == "refused") site += ": " + s.value("reason", "");
+            }
+            out += fmt::format("  {}:{}: {} [{}] {}{}{}\n", b.value("file", "?"), b.value("line", 0), b.value("status", ""),
+                               joined(b["gb"]), joined(b["kind"]), site,
+                               b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])));
+        }
+    }
+    const json& m = r["messages"];
+    std::size_t equal = 0, gap = 0, different = 0;
+    for (const json& c : r["outputs"]) {
+        const std::string s = c.value("status", "");
+        (s == "bit-equal" ? equal : s == "within-gap" ? gap : different) += 1;
+    }
+    out += fmt::format("\n  outputs: {} calls bit-equal, {} within the compiled-vs-eager gap, {} different{}\n", equal, gap,
+                       different, r.value("outputs_error", "").empty() ? "" : " (" + r.value("outputs_error", "") + ")");
+    for (const json& c : r["outputs"]) {
+        if (c.value("status", "") == "different" || c.value("status", "") == "missing") {
+            out += fmt::format("    {} call {}: {} {}\n", c.value("name", "?"), number(c["call"]), c.value("status", ""),
+                               c.value("detail", ""));
+        }
+    }
+    out += fmt::format("  stdout: {}{}; warnings and log records: {} ({}){}\n", m.value("stdout", ""),
+                       m.value("stdout_difference", "").empty() ? "" : " (" + m.value("stdout_difference", "") + ")",
+                       m.value("records", ""), number(m["records_count"]),
+                       m.value("records_difference", "").empty() ? "" : " (" + m.value("records_difference", "") + ")");
+    const json& t2 = r["totals"];
+    out += fmt::format("  total: {} graphs -> {}, {} breaks -> {}: {} removed, {} fixed-but-left, {} refused, {} unreported, "
+                       "{} outside, {} new\n",
+                       number(t2["graphs_before"]), number(t2["graphs_after"]), number(t2["breaks_before"]),
+                       number(t2["breaks_after"]), number(t2["removed"]), number(t2["fixed-but-left"]),
+                       number(t2["refused"]), number(t2["unreported"]), number(t2["outside"]), number(t2["new"]));
+    out += fmt::format("  verdict: {}: {}\n", r.value("verdict", ""), verdict_text(r.value("verdict", "")));
+    return out;
+}
+
+json sarif_report(const std::vector<json>& reports) {
+    // Verify's own findings get rule ids of their own; a removed or refused break is reported
+    // under the code of the site that covers it.
+    struct Own {
+        const char* status;
+        const char* id;
+        const char* name;
+        const char* text;
+        const char* level;
+    };
+    static const Own own[] = {
+        {"unreported", "GMV001", "unreported-graph-break", "a graph break Dynamo reported where graphmend reported no site", "warning"},
+        {"fixed-but-left", "GMV002", "fix-left-graph-break", "a site graphmend fixed still breaks the graph", "error"},
+        {"new", "GMV003", "graph-break-after-fix", "a graph break only the fixed code makes", "error"},
+    };
+    json rules = json::array();
+    for (const Own& o : own) rules.push_back({{"id", o.id}, {"name", o.name}, {"shortDescription", {{"text", o.text}}}});
+    json results = json::array();
+    for (const json& r : reports) {
+        const std::string root = r["target"].value("root", "");
+        for (const json& b : r.value("breaks", json::array())) {
+            const std::string status = b.value("status", "");
+            if (status == "outside") continue;
+            std::string id, level = "note";
+            for (const Own& o : own) {
+                if (status == o.status) {
+                    id = o.id;
+                    level = o.level;
+                }
+            }
+            if (id.empty()) {
+                if (!b["site"].is_object()) continue;
+                id = b["site"].value("code", "");
+                level = status == "refused" ? "warning" : "note";
+            }
+            const std::string file = (fs::path(root) / b.value("file", "")).string();
+            results.push_back(
+                {{"ruleId", id},
+                 {"level", level},
+                 {"message", {{"text", fmt::format("graph break [{}] {}: {}", joined(b["gb"]), joined(b["kind"]), status)}}},
+                 {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", "file://" + file}}},
+                                                                   {"region", {{"startLine", std::max(1, b.value("line", 1))}}}}}}})},
+                 {"properties", {{"status", status}, {"callables", b["callables"]}}}});
+        }
+    }
+    return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+            {"version", "2.1.0"},
+            {"runs", json::array({{{"tool", {{"driver", {{"name", "graphmend verify"},
+                                                          {"version", std::string(output::kVersion)},
+                                                          {"rules", rules}}}}},
+                                   {"results", results}}})}};
+}
+
+bool deliver(const Options& opt, const json& report, const std::vector<json>& sarif_of) {
+    std::string text;
+    if (opt.output_format == "json") {
+        text = report.dump(2) + "\n";
+    } else if (opt.output_format == "sarif") {
+        text = sarif_report(sarif_of).dump(2) + "\n";
+    } else {
+        if (!opt.quiet || report.value("verdict", "ok") != "ok") {
+            const std::string t = report.contains("checkouts") ? std::string() : text_report(report);
+            if (opt.output_file.empty()) {
+                std::fputs(t.c_str(), stderr);
+                return true;
+            }
+            text = t;
+        }
+    }
+    if (opt.output_file.empty()) {
+        std::fputs(text.c_str(), stdout);
+        return true;
+    }
+    std::ofstream out(opt.output_file, std::ios::binary);
+    out << text;
+    if (!out) {
+        fmt::print(stderr, "error: cannot write {}\n", opt.output_file);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace graphmend::verify

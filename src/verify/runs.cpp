@@ -1,0 +1,159 @@
+// verify's runs: the fixed copy, the two runs of the command and the comparison of their
+// outputs. See internal.hpp and docs/verify.md ("How a run goes").
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "internal.hpp"
+
+namespace graphmend::verify {
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+json read_json(const fs::path& p) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) return nullptr;
+    try {
+        return json::parse(read_text(p));
+    } catch (const json::exception&) {
+        return nullptr;
+    }
+}
+
+// `graphmend fix` over the mirror, in place: its JSON report, or the error.
+json fix_mirror(const Options& opt, const Target& target, const fs::path& mirror, const fs::path& report,
+                const std::vector<std::string>& held, std::string& error) {
+    ProcessSpec spec;
+    spec.argv = {opt.self, "fix", "--output-format", "json", "--output-file", report.string(), "--quiet"};
+    if (opt.unsafe_fixes) spec.argv.push_back("--unsafe-fixes");
+    for (const std::string& h : held) {
+        spec.argv.push_back("--hold-site");
+        spec.argv.push_back((mirror / h).string());
+    }
+    spec.argv.push_back(fs::is_regular_file(target.path) ? (mirror / target.path.filename()).string()
+                                                         : mirror.string());
+    spec.stdout_path = (report.parent_path() / "fix.stdout").string();
+    spec.stderr_path = (report.parent_path() / "fix.stderr").string();
+    const ProcessResult r = run_process(spec);
+    json out = read_json(report);
+    if (!r.started || out.is_null() || r.exit_code > 1) {
+        error = !r.started ? r.error
+                           : fmt::format("graphmend fix exited {}: {}", r.exit_code,
+                                         read_text(report.parent_path() / "fix.stderr"));
+    }
+    return out;
+}
+
+Run run_once(const Options& opt, const Target& target, const fs::path& py, const fs::path& dir, bool original,
+             const std::optional<std::pair<fs::path, fs::path>>& redirect) {
+    fs::create_directories(dir);
+    Run run;
+    ProcessSpec spec;
+    spec.argv = target.argv;
+    spec.env_set = run_env(opt, py, dir, original, redirect);
+    spec.stdout_path = (dir / "stdout").string();
+    spec.stderr_path = (dir / "stderr").string();
+    spec.timeout_s = opt.timeout_s;
+    run.process = run_process(spec);
+    run.record = read_json(dir / "record.json");
+    run.stdout_text = read_text(dir / "stdout");
+    run.stderr_text = read_text(dir / "stderr");
+    run.outputs = dir / "outputs.pt";
+    return run;
+}
+
+// The Python of the runs (the hook records sys.executable), else --python's.
+std::string compare_python(const Options& opt, const Run& run) {
+    if (run.record.is_object() && run.record.contains("executable") && run.record["executable"].is_string()) {
+        const std::string exe = run.record["executable"];
+        if (!exe.empty()) return exe;
+    }
+    return python_of(opt);
+}
+
+void compare(const Options& opt, const fs::path& py, Pair& pair) {
+    std::error_code ec;
+    if (!fs::is_regular_file(pair.original.outputs, ec) || !fs::is_regular_file(pair.fixed.outputs, ec)) {
+        pair.compare_error = "a run saved no outputs";
+        return;
+    }
+    ProcessSpec spec;
+    spec.argv = {compare_python(opt, pair.original), "-m", "_graphmend_verify_compare",
+                 pair.original.outputs.string(), pair.fixed.outputs.string()};
+    spec.env_set = {{"PYTHONPATH", py.string()}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+    spec.env_unset = {"GRAPHMEND_VERIFY_RECORD"};
+    spec.stdout_to_pipe = true;
+    spec.stderr_path = (pair.original.outputs.parent_path().parent_path() / "compare.stderr").string();
+    const ProcessResult r = run_process(spec);
+    try {
+        if (r.started && r.exit_code == 0) pair.compare = json::parse(r.out);
+    } catch (const json::exception&) {
+    }
+    if (pair.compare.is_null()) {
+        pair.compare_error = r.started ? fmt::format("the comparison failed (exit {}): {}", r.exit_code,
+                                                     read_text(spec.stderr_path))
+                                       : r.error;
+    }
+}
+
+std::pair<fs::path, fs::path> redirect_of(const Pair& pair) {
+    return {fs::weakly_canonical(pair.target.root), fs::weakly_canonical(pair.mirror)};
+}
+
+}  // namespace
+
+std::map<std::string, std::string> run_env(const Options& opt, const fs::path& py, const fs::path& out,
+                                           bool original, const std::optional<std::pair<fs::path, fs::path>>& redirect) {
+    std::string pythonpath = py.string();
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') pythonpath += ":" + std::string(old);
+    std::map<std::string, std::string> env = {
+        {"PYTHONPATH", pythonpath},
+        {"PYTHONDONTWRITEBYTECODE", "1"},  // the user's folders get no __pycache__ from verify
+        {"GRAPHMEND_VERIFY_RECORD", (out / "record.json").string()},
+        {"GRAPHMEND_VERIFY_OUTPUTS", (out / "outputs.pt").string()},
+        {"GRAPHMEND_VERIFY_BACKEND", opt.backend == "count" ? "count" : "user"},
+        {"GRAPHMEND_VERIFY_CALLS", std::to_string(opt.calls)},
+    };
+    if (original && opt.eager_gap) env["GRAPHMEND_VERIFY_EAGER_GAP"] = "1";
+    if (redirect) env["GRAPHMEND_VERIFY_REDIRECT"] = json::array({{redirect->first, redirect->second}}).dump();
+    return env;
+}
+
+Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held) {
+    Pair pair;
+    pair.target = target;
+    const fs::path py = work / "py";
+    write_python_files(py);
+    pair.mirror = work / "fixed-copy";
+    make_mirror(target, pair.mirror);
+    pair.fix_report = fix_mirror(opt, target, pair.mirror, work / "fix-report.json", held, pair.fix_error);
+    pair.original = run_once(opt, target, py, work / "original", true, std::nullopt);
+    pair.fixed = run_once(opt, target, py, work / "fixed", false, redirect_of(pair));
+    compare(opt, py, pair);
+    return pair;
+}
+
+Pair rerun_fixed(const Options& opt, const Pair& base, const fs::path& work, const std::vector<std::string>& held) {
+    Pair pair;
+    pair.target = base.target;
+    pair.original = base.original;
+    const fs::path py = work / "py";
+    write_python_files(py);
+    pair.mirror = work / "fixed-copy";
+    make_mirror(base.target, pair.mirror);
+    pair.fix_report = fix_mirror(opt, base.target, pair.mirror, work / "fix-report.json", held, pair.fix_error);
+    pair.fixed = run_once(opt, base.target, py, work / "fixed", false, redirect_of(pair));
+    compare(opt, py, pair);
+    return pair;
+}
+
+}  // namespace graphmend::verify
