@@ -192,3 +192,16 @@ def test_interrupt_kills_running_children(batch, tmp_path):
     for p in pids:
         assert gone(int(p.read_text()))
     assert not (tmp_path / "d-slow" / "sleep.pid").exists()  # never started
+
+
+def test_a_binary_that_cannot_start_gives_an_error_line(tmp_path):
+    sys.path.insert(0, str(PYDIR))
+    try:
+        from _graphmend_verify_ray import child_argv, run_checkout
+    finally:
+        sys.path.remove(str(PYDIR))
+    missing = tmp_path / "no-graphmend"
+    line = run_checkout(3, str(tmp_path), child_argv(str(missing), str(tmp_path), []), TIMEOUT)
+    assert list(line) == KEYS
+    assert (line["index"], line["exit_code"], line["signal"], line["timed_out"]) == (3, -1, 0, False)
+    assert line["error"].startswith("spawn: ") and str(missing) in line["error"]
