@@ -332,9 +332,23 @@ def _describe(model, torch):
     try:
         fn = inspect.unwrap(fn)
         code = fn.__code__
-        return name, os.path.abspath(code.co_filename), code.co_firstlineno
+        return name, os.path.abspath(code.co_filename), _def_line(code)
     except Exception:
         return name, None, None
+
+
+def _def_line(code):
+    """The `def` line of a function (co_firstlineno is its first decorator's line)."""
+    import linecache
+
+    line = code.co_firstlineno
+    for n in range(line, line + 50):
+        text = linecache.getline(code.co_filename, n).lstrip()
+        if not text:
+            break
+        if text.startswith(("def ", "async def ")):
+            return n
+    return line
 
 
 def _module_of(model, torch):
