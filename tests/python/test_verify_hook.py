@@ -295,3 +295,31 @@ def test_user_backend_is_timed_and_user_logs_still_print(tmp_path):
     assert h["graphs"] == 2 and h["compile_s"] is not None and h["calls"] == 2
     assert [b["gb"] for b in record["breaks"]] == ["GB0059"]
     assert "Graph break" in proc.stderr  # the program asked for these logs: they still print
+
+
+def test_remote_code_checkout_is_redirected_through_the_modules_cache(tmp_path):
+    # transformers copies a local checkout's remote code into HF_MODULES_CACHE and imports the
+    # copy by file: the redirected run gets the fixed files there, under the same module name,
+    # and the record names the fixed folder, not the cache.
+    import shutil
+
+    original, fixed = tmp_path / "A" / "alpha", tmp_path / "B"
+    shutil.copytree(REPO / "tests" / "checkouts" / "alpha", original)
+    shutil.copytree(original, fixed)
+    modeling = fixed / "modeling_alpha.py"
+    modeling.write_text(modeling.read_text().replace("alpha attention: max score", "FIXED attention"))
+    script = write(tmp_path / "drive.py", f'''
+        import torch
+        from transformers import AutoConfig, AutoModel
+        config = AutoConfig.from_pretrained({str(original)!r}, trust_remote_code=True)
+        model = AutoModel.from_config(config, trust_remote_code=True).eval()
+        with torch.no_grad():
+            torch.compile(model, dynamic=False)(torch.randn(1, 3, 16))
+        ''')
+    proc, record = run(script, tmp_path / "out", HF_MODULES_CACHE=tmp_path / "cache",
+                       GRAPHMEND_VERIFY_REDIRECT=json.dumps([[str(original), str(fixed)]]))
+    assert "FIXED attention" in proc.stdout and "alpha attention" not in proc.stdout
+    assert record["callables"][0]["file"] == str(modeling)
+    assert {(b["file"], b["line"], b["gb"]) for b in record["breaks"]} >= {(str(modeling), 19, "GB0059"),
+                                                                             (str(modeling), 20, "GB0291")}
+    assert "transformers_modules.alpha.modeling_alpha" in {m["source"] for m in record["messages"]}

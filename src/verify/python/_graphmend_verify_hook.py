@@ -758,7 +758,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     def _patch_for(self, fullname):
         if self.recorder is not None and fullname == "torch":
             return self.recorder.on_torch
-        if self.redirect is not None and fullname == "transformers.dynamic_module_utils":
+        if fullname == "transformers.dynamic_module_utils":
             return functools.partial(_patch_dynamic_modules, self.redirect, self.recorder)
         return None
 
@@ -790,25 +790,44 @@ class _PatchingLoader(importlib.abc.Loader):
 
 
 def _patch_dynamic_modules(redirect, recorder, module):
-    """transformers copies a local folder's remote code into HF_MODULES_CACHE and imports the
-    copy by file: copy from the fixed folder instead, and remember which folder the cache copy
-    came from so that recorded file names name the folder."""
+    """transformers copies a local folder's remote code into HF_MODULES_CACHE/transformers_modules/
+    <folder name>/ and imports the copy by file, past sys.meta_path. In a redirected run the copies
+    are replaced by the fixed folder's files (same module names, `transformers_modules.delta...`,
+    in both runs); recorded file names under that cache folder are mapped back to the folder the
+    code came from (the original folder, or the fixed one in a redirected run)."""
     original = getattr(module, "get_cached_module_file", None)
     if original is None:
         return
 
     @functools.wraps(original)
     def get_cached_module_file(pretrained_model_name_or_path, module_file, *args, **kwargs):
+        result = original(pretrained_model_name_or_path, module_file, *args, **kwargs)
         source = pretrained_model_name_or_path
-        local = isinstance(source, (str, os.PathLike)) and os.path.isdir(source)
-        if local and redirect is not None:
-            source = redirect.fixed_path(os.fspath(source)) or source
-        result = original(source, module_file, *args, **kwargs)
-        if local and recorder is not None and isinstance(result, str) and result.endswith(module_file):
-            cache = getattr(module, "HF_MODULES_CACHE", None)
-            if cache:
-                folder = os.path.join(cache, result[: -len(module_file)]).rstrip(os.sep)
-                recorder.path_map[os.path.abspath(folder)] = os.path.abspath(os.fspath(source))
+        cache = getattr(module, "HF_MODULES_CACHE", None)
+        if not (isinstance(source, (str, os.PathLike)) and os.path.isdir(source) and cache
+                and isinstance(result, str) and result.endswith(module_file)):
+            return result
+        source = os.path.abspath(os.fspath(source))
+        folder = os.path.abspath(os.path.join(cache, result[: -len(module_file)])).rstrip(os.sep)
+        fixed = redirect.fixed_path(source) if redirect is not None else None
+        if fixed is not None and os.path.isdir(fixed):
+            import shutil
+
+            for root, _, files in os.walk(folder):
+                for name in files:
+                    if not name.endswith(".py"):
+                        continue
+                    copy = os.path.join(root, name)
+                    counterpart = os.path.join(fixed, os.path.relpath(copy, folder))
+                    if os.path.isfile(counterpart):
+                        shutil.copyfile(counterpart, copy)
+                        try:  # a stale .pyc of the original must not be used
+                            os.remove(importlib.util.cache_from_source(copy))
+                        except OSError:
+                            pass
+            source = fixed
+        if recorder is not None:
+            recorder.path_map[folder] = source
         return result
 
     module.get_cached_module_file = get_cached_module_file
