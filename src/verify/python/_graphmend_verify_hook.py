@@ -859,7 +859,7 @@ class _RunMainFromFixed:
             raise
         except BaseException as exc:  # the traceback the program's own run prints, less our frame
             tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-            sys.excepthook(type(exc), exc, tb)
+            sys.excepthook(type(exc), exc.with_traceback(tb), tb)
             raise SystemExit(1) from None
         raise SystemExit(0)
 
