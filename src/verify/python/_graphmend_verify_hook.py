@@ -577,7 +577,7 @@ class _Recorder:
             breaks.append(entry)
         outputs = [{"callable": c["callable"], "call": c["call"], "leaves": len(c["leaves"]) + len(c["other"]),
                     "exception": c["exception"]} for c in self.calls]
-        return {"schema": 1, "torch": torch_version, "python": platform.python_version(),
+        return {"schema": 1, "torch": torch_version, "python": platform.python_version(), "executable": sys.executable,
                 "complete": complete, "callables": [c.to_json(self.paths) for c in self.callables],
                 "breaks": breaks, "messages": list(self.messages), "outputs": outputs}
 
@@ -743,7 +743,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         finally:
             self.local.busy = False
         if spec is None:
-            return None
+            return self._only_fixed(fullname, path)
         if self.redirect is not None and spec.origin and spec.has_location:
             fixed = self.redirect.fixed_path(spec.origin)
             if fixed is not None and fixed != spec.origin and fixed.endswith(".py"):
@@ -754,6 +754,22 @@ class _Finder(importlib.abc.MetaPathFinder):
         if patch is not None and spec.loader is not None:
             spec.loader = _PatchingLoader(spec.loader, patch)
         return spec
+
+    def _only_fixed(self, fullname, path):
+        """A module only the fixed copy has (graphmend's `_graphmend_runtime.py`), looked for in
+        the fixed counterparts of the folders the import searches; else None."""
+        if self.redirect is None:
+            return None
+        name = fullname.rpartition(".")[2]
+        for entry in (path if path is not None else sys.path):
+            folder = self.redirect.fixed_path(os.path.abspath(entry or os.curdir))
+            if folder is None or not os.path.isdir(folder):
+                continue
+            candidate = os.path.join(folder, name + ".py")
+            if os.path.isfile(candidate):
+                loader = importlib.machinery.SourceFileLoader(fullname, candidate)
+                return importlib.util.spec_from_file_location(fullname, candidate, loader=loader)
+        return None
 
     def _patch_for(self, fullname):
         if self.recorder is not None and fullname == "torch":
