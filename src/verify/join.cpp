@@ -79,6 +79,7 @@ struct BreakKey {
 struct Seen {
     int count = 0;
     std::set<std::string> gbs, kinds, reasons, callables, actions;
+    std::set<std::string> via;  // Dynamo's own sites, when the key is the project's frame that led there
 };
 
 std::string callable_name(const json& record, const json& b) {
@@ -97,15 +98,34 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
         BreakKey key;
         const std::string file = b["file"].is_string() ? b["file"].get<std::string>() : "";
         key.line = b["line"].is_number_integer() ? b["line"].get<int>() : 0;
-        for (const fs::path& root : roots) {
-            if (std::string rel = relative_to(file, root); !rel.empty()) {
-                key.file = rel;
-                key.inside = true;
-                break;
+        std::string via;
+        auto place = [&](const std::string& f, int line) {
+            for (const fs::path& root : roots) {
+                if (std::string rel = relative_to(f, root); !rel.empty()) {
+                    key = {rel, line, true};
+                    return true;
+                }
+            }
+            return false;
+        };
+        if (!place(file, key.line)) {
+            // Dynamo's site lies in a library (logging, transformers): the innermost frame of the
+            // project on the way there is where the code that breaks is called.
+            const json stack = b.value("stack", json::array());
+            bool placed = false;
+            for (auto it = stack.rbegin(); it != stack.rend() && !placed; ++it) {
+                if ((*it).size() == 2 && (*it)[0].is_string() && (*it)[1].is_number_integer()) {
+                    placed = place((*it)[0].get<std::string>(), (*it)[1].get<int>());
+                }
+            }
+            if (placed) {
+                via = fmt::format("{}:{}", file, b["line"].is_number_integer() ? b["line"].get<int>() : 0);
+            } else {
+                key = {file.empty() ? "?" : file, key.line, false};
             }
         }
-        if (!key.inside) key.file = file.empty() ? "?" : file;
         Seen& seen = out[key];
+        if (!via.empty()) seen.via.insert(via);
         seen.count += b.value("count", 1);
         if (b["gb"].is_string()) seen.gbs.insert(b["gb"].get<std::string>());
         seen.kinds.insert(b.value("kind", ""));
@@ -128,7 +148,8 @@ json break_entry(const BreakKey& key, const Seen& seen, const std::string& statu
     return {{"status", status},     {"file", key.file},          {"line", key.line},
             {"gb", list_of(seen.gbs)}, {"kind", list_of(seen.kinds)}, {"reason", list_of(seen.reasons)},
             {"callables", list_of(seen.callables)}, {"action", list_of(seen.actions)},
-            {"count_before", 0},    {"count_after", 0},          {"site", nullptr}};
+            {"count_before", 0},    {"count_after", 0},          {"site", nullptr},
+            {"via", list_of(seen.via)}};
 }
 
 json site_json(const StaticSite& s) {

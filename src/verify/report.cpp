@@ -85,9 +85,10 @@ std::string text_report(const json& r) {
                 site = fmt::format(" {} {}", s.value("code", ""), s.value("rule", ""));
                 if (!s.value("reason", "").empty() && b.value("status", "") == "refused") site += ": " + s.value("reason", "");
             }
-            out += fmt::format("  {}:{}: {} [{}] {}{}{}\n", b.value("file", "?"), b.value("line", 0), b.value("status", ""),
+            out += fmt::format("  {}:{}: {} [{}] {}{}{}{}\n", b.value("file", "?"), b.value("line", 0), b.value("status", ""),
                                joined(b["gb"]), joined(b["kind"]), site,
-                               b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])));
+                               b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])),
+                               b.value("via", json::array()).empty() ? "" : fmt::format(", Dynamo's site {}", joined(b["via"])));
         }
     }
     const json& m = r["messages"];

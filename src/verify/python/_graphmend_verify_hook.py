@@ -434,13 +434,18 @@ class _Recorder:
             return
         if not record.name.endswith(".__graph_breaks"):
             return
-        file, line, reason, kind, action, gb, context = parse_break(record.getMessage(), record.exc_info)
+        message = record.getMessage()
+        file, line, reason, kind, action, gb, context = parse_break(message, record.exc_info)
         index = cc.index if cc is not None else None
         key = (index, gb, file, line, reason, action)
         entry = self.breaks.get(key)
         if entry is None:
+            # The user-code frames, outermost first: the join finds in them the innermost line of
+            # the project when Dynamo's own site lies in a library (logging, transformers).
+            traceback = message.split("User code traceback:", 1)[1] if "User code traceback:" in message else message
+            stack = [[f, int(n)] for f, n in _FRAME.findall(traceback)]
             self.breaks[key] = {"callable": index, "gb": gb, "reason": reason, "kind": kind, "action": action,
-                                "file": file, "line": line, "context": context, "count": 1}
+                                "file": file, "line": line, "context": context, "count": 1, "stack": stack}
         else:
             entry["count"] += 1
 
@@ -573,6 +578,7 @@ class _Recorder:
         for entry in self.breaks.values():
             entry = dict(entry)
             entry["file"] = self.paths(entry["file"])
+            entry["stack"] = [[self.paths(f), n] for f, n in entry.get("stack", [])]
             entry["context"] = _FILE_LINE.sub(lambda m: f"{self.paths(m[1])}:{m[2]}", entry["context"])
             breaks.append(entry)
         outputs = [{"callable": c["callable"], "call": c["call"], "leaves": len(c["leaves"]) + len(c["other"]),
@@ -910,40 +916,6 @@ def _install_messages(recorder):
 
     callHandlers.__wrapped__ = call_handlers
     logging.Logger.callHandlers = callHandlers
-
-    # A record at INFO or above that the logger's level drops is a message too (a fix must not
-    # lose it): noted without being handled, so nothing prints that would not have.
-    def dropped(logger, level, msg, args):
-        if level < logging.INFO or logger.isEnabledFor(level) or recorder.silenced:
-            return
-        try:
-            text = str(msg) % args if args else str(msg)
-        except Exception:
-            text = str(msg)
-        recorder.on_log(logger.name, logging.getLevelName(level), text)
-
-    def level_method(name, level):
-        method = getattr(logging.Logger, name)
-
-        @functools.wraps(method)
-        def wrapper(self, msg, *args, **kwargs):
-            dropped(self, level, msg, args)
-            return method(self, msg, *args, **kwargs)
-
-        setattr(logging.Logger, name, wrapper)
-
-    for name, level in (("info", logging.INFO), ("warning", logging.WARNING), ("error", logging.ERROR),
-                        ("critical", logging.CRITICAL), ("fatal", logging.CRITICAL)):
-        level_method(name, level)
-    log_method = logging.Logger.log
-
-    @functools.wraps(log_method)
-    def log(self, level, msg, *args, **kwargs):
-        if isinstance(level, int):
-            dropped(self, level, msg, args)
-        return log_method(self, level, msg, *args, **kwargs)
-
-    logging.Logger.log = log
 
 
 # ----------------------------------------------------------------------------------------------
