@@ -212,8 +212,18 @@ json callables_json(const Pair& pair, json& totals) {
     for (const Key& key : order) {
         const auto& [b, a] = joined[key];
         auto field = [](const json& c, const char* name) { return c.is_object() && c.contains(name) ? c[name] : json(nullptr); };
+        // Dynamo's graph-break records made while this callable ran.
+        auto breaks_in = [](const Run& run, const json& c) {
+            if (!c.is_object()) return json(nullptr);
+            int n = 0;
+            for (const json& br : run.record.value("breaks", json::array())) {
+                if (br["callable"] == c["index"]) n += br.value("count", 1);
+            }
+            return json(n);
+        };
         json e = {{"name", key.first},
                   {"graphs_before", field(b, "graphs")},     {"graphs_after", field(a, "graphs")},
+                  {"breaks_before", breaks_in(pair.original, b)}, {"breaks_after", breaks_in(pair.fixed, a)},
                   {"calls_before", field(b, "calls")},       {"calls_after", field(a, "calls")},
                   {"recompiles_before", field(b, "recompiles")}, {"recompiles_after", field(a, "recompiles")},
                   {"compile_s_before", field(b, "compile_s")}, {"compile_s_after", field(a, "compile_s")},

@@ -44,77 +44,104 @@ std::string_view verdict_text(const std::string& v) {
     return "error";
 }
 
-}  // namespace
 
-std::string text_report(const json& r) {
+// The last `n` lines of `text`, each prefixed.
+std::string tail_lines(const std::string& text, std::size_t n, std::string_view prefix) {
+    std::vector<std::string> lines;
+    std::size_t a = 0;
+    while (a < text.size()) {
+        const std::size_t b = text.find('\n', a);
+        lines.push_back(text.substr(a, b == std::string::npos ? std::string::npos : b - a));
+        if (b == std::string::npos) break;
+        a = b + 1;
+    }
     std::string out;
-    const json& t = r["target"];
-    out += fmt::format("graphmend verify {}: {}\n", t.value("path", ""), t.value("command", ""));
-    out += fmt::format("  {}\n  {}\n", run_line("original", r["runs"]["original"]), run_line("fixed   ", r["runs"]["fixed"]));
-    if (!r.value("fix_error", "").empty()) out += fmt::format("  error: {}\n", r.value("fix_error", ""));
-    for (const char* side : {"original", "fixed"}) {
-        const json& run = r["runs"][side];
-        const bool failed = !run.value("error", "").empty() || run.value("exit_code", 0) != 0 || run.value("timed_out", false);
-        if (failed && !run.value("stderr_tail", "").empty()) {
-            out += fmt::format("  {} run's stderr (last lines):\n", side);
-            std::string tail = run.value("stderr_tail", "");
-            std::size_t from = tail.size();
-            for (int lines = 0; lines < 8 && from > 0; ++lines) from = tail.rfind('\n', from - 2) == std::string::npos ? 0 : tail.rfind('\n', from - 2) + 1;
-            for (std::size_t a = from; a < tail.size();) {
-                const std::size_t b = tail.find('\n', a);
-                out += fmt::format("    | {}\n", tail.substr(a, b == std::string::npos ? std::string::npos : b - a));
-                if (b == std::string::npos) break;
-                a = b + 1;
-            }
-        }
+    for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+        out += fmt::format("{}{}\n", prefix, lines[i]);
     }
-    if (!r["callables"].empty()) {
-        out += "\n  compiled callable                       graphs    first call s  steady s\n";
-        for (const json& c : r["callables"]) {
-            out += fmt::format("  {:<38}  {:>3} -> {:<3}  {:>6} -> {:<6}  {} -> {}\n", c.value("name", "?"),
-                               number(c["graphs_before"]), number(c["graphs_after"]), seconds(c["first_call_s_before"]),
-                               seconds(c["first_call_s_after"]), seconds(c["steady_s_before"]), seconds(c["steady_s_after"]));
-        }
+    return out;
+}
+
+// "a -> b" of two optional numbers.
+std::string arrow(const json& before, const json& after, bool secs = false) {
+    return fmt::format("{} -> {}", secs ? seconds(before) : number(before), secs ? seconds(after) : number(after));
+}
+
+std::string break_line(const json& b) {
+    std::string site;
+    if (b["site"].is_object()) {
+        const json& s = b["site"];
+        site = fmt::format("  {} {}", s.value("code", ""), s.value("rule", ""));
+        if (!s.value("reason", "").empty() && b.value("status", "") == "refused") site += ": " + s.value("reason", "");
     }
-    if (!r["breaks"].empty()) {
-        out += "\n  graph breaks (Dynamo's, joined with graphmend's report):\n";
-        for (const json& b : r["breaks"]) {
-            std::string site;
-            if (b["site"].is_object()) {
-                const json& s = b["site"];
-                site = fmt::format(" {} {}", s.value("code", ""), s.value("rule", ""));
-                if (!s.value("reason", "").empty() && b.value("status", "") == "refused") site += ": " + s.value("reason", "");
-            }
-            out += fmt::format("  {}:{}: {} [{}] {}{}{}{}\n", b.value("file", "?"), b.value("line", 0), b.value("status", ""),
-                               joined(b["gb"]), joined(b["kind"]), site,
-                               b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])),
-                               b.value("via", json::array()).empty() ? "" : fmt::format(", Dynamo's site {}", joined(b["via"])));
-        }
+    std::string via;
+    if (const json v = b.value("via", json::array()); !v.empty()) {
+        via = fmt::format("; Dynamo's site {}{}", v[0].get<std::string>(),
+                          v.size() > 1 ? fmt::format(" and {} more", v.size() - 1) : "");
     }
-    const json& m = r["messages"];
+    return fmt::format("  {:<14} {}:{}  [{}] {}{}{}{}\n", b.value("status", ""), b.value("file", "?"), b.value("line", 0),
+                       joined(b["gb"]), joined(b["kind"]), site,
+                       b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])), via);
+}
+
+std::string outputs_lines(const json& r) {
     std::size_t equal = 0, gap = 0, different = 0;
     for (const json& c : r["outputs"]) {
         const std::string s = c.value("status", "");
         (s == "bit-equal" ? equal : s == "within-gap" ? gap : different) += 1;
     }
-    out += fmt::format("\n  outputs: {} calls bit-equal, {} within the compiled-vs-eager gap, {} different{}\n", equal, gap,
-                       different, r.value("outputs_error", "").empty() ? "" : " (" + r.value("outputs_error", "") + ")");
+    std::string out = fmt::format("  outputs: {} calls bit-equal, {} within the compiled-vs-eager gap, {} different{}\n", equal,
+                                  gap, different,
+                                  r.value("outputs_error", "").empty() ? "" : " (" + r.value("outputs_error", "") + ")");
     for (const json& c : r["outputs"]) {
         if (c.value("status", "") == "different" || c.value("status", "") == "missing") {
             out += fmt::format("    {} call {}: {} {}\n", c.value("name", "?"), number(c["call"]), c.value("status", ""),
                                c.value("detail", ""));
         }
     }
+    const json& m = r["messages"];
     out += fmt::format("  stdout: {}{}; warnings and log records: {} ({}){}\n", m.value("stdout", ""),
                        m.value("stdout_difference", "").empty() ? "" : " (" + m.value("stdout_difference", "") + ")",
                        m.value("records", ""), number(m["records_count"]),
                        m.value("records_difference", "").empty() ? "" : " (" + m.value("records_difference", "") + ")");
+    return out;
+}
+
+}  // namespace
+
+std::string text_report(const json& r) {
+    std::string out;
+    const json& t = r["target"];
+    out += fmt::format("graphmend verify {}\n  command: {}\n", t.value("path", ""), t.value("command", ""));
+    out += fmt::format("  {}\n  {}\n", run_line("original", r["runs"]["original"]), run_line("fixed   ", r["runs"]["fixed"]));
+    if (!r.value("fix_error", "").empty()) out += fmt::format("  error: {}\n", r.value("fix_error", ""));
+    for (const char* side : {"original", "fixed"}) {
+        const json& run = r["runs"][side];
+        const bool failed = !run.value("error", "").empty() || run.value("exit_code", 0) != 0 || run.value("timed_out", false);
+        if (failed && !run.value("stderr_tail", "").empty()) {
+            out += fmt::format("  the {} run's stderr ends:\n{}", side, tail_lines(run.value("stderr_tail", ""), 8, "    | "));
+        }
+    }
+    if (!r["callables"].empty()) {
+        out += fmt::format("\n  {:<32} {:<10} {:<12} {}\n", "compiled callable", "FX graphs", "graph breaks",
+                           "first call, steady call (s)");
+        for (const json& c : r["callables"]) {
+            out += fmt::format("  {:<32} {:<10} {:<12} {}, {}\n", c.value("name", "?"), arrow(c["graphs_before"], c["graphs_after"]),
+                               arrow(c["breaks_before"], c["breaks_after"]), arrow(c["first_call_s_before"], c["first_call_s_after"], true),
+                               arrow(c["steady_s_before"], c["steady_s_after"], true));
+        }
+    }
+    if (!r["breaks"].empty()) {
+        out += "\n  graph breaks Dynamo reported, with what graphmend did:\n";
+        for (const json& b : r["breaks"]) out += break_line(b);
+    }
+    out += "\n" + outputs_lines(r);
     const json& t2 = r["totals"];
-    out += fmt::format("  total: {} graphs -> {}, {} breaks -> {}: {} removed, {} fixed-but-left, {} refused, {} unreported, "
+    out += fmt::format("  total: FX graphs {}, graph breaks {}: {} removed, {} fixed-but-left, {} refused, {} unreported, "
                        "{} outside, {} new\n",
-                       number(t2["graphs_before"]), number(t2["graphs_after"]), number(t2["breaks_before"]),
-                       number(t2["breaks_after"]), number(t2["removed"]), number(t2["fixed-but-left"]),
-                       number(t2["refused"]), number(t2["unreported"]), number(t2["outside"]), number(t2["new"]));
+                       arrow(t2["graphs_before"], t2["graphs_after"]), arrow(t2["breaks_before"], t2["breaks_after"]),
+                       number(t2["removed"]), number(t2["fixed-but-left"]), number(t2["refused"]), number(t2["unreported"]),
+                       number(t2["outside"]), number(t2["new"]));
     out += fmt::format("  verdict: {}: {}\n", r.value("verdict", ""), verdict_text(r.value("verdict", "")));
     return out;
 }
