@@ -39,6 +39,8 @@ struct Options {
     bool eager_gap = true;             // the original run measures its compiled-vs-eager gap
     bool quiet = false;
     std::string self;                  // this binary's path, for the child runs (main sets it)
+    /// Configuration flags for the `fix` of the fixed copy (--config, --select, ...), as given.
+    std::vector<std::string> fix_flags;
 };
 
 /// `graphmend verify`: one target (PATH with a COMMAND, a checkout, a file) or a folder of

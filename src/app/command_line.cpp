@@ -102,7 +102,8 @@ CLI::App* add_verify(CLI::App& app, Invocation& invocation) {
     cmd->add_option("--output-format", v.output_format, "text (default, stderr), json, sarif (stdout or --output-file)")
         ->check(CLI::IsMember({"text", "json", "sarif"}));
     cmd->add_option("--output-file", v.output_file, "write the report here");
-    cmd->add_flag("--unsafe-fixes", v.unsafe_fixes, "the fixed copy gets unsafe fixes too");
+    auto* unsafe = cmd->add_flag("--unsafe-fixes", v.unsafe_fixes, "the fixed copy gets unsafe fixes too");
+    config::add_cli_flags(*cmd, invocation.options.config, unsafe);
     cmd->add_flag("-q,--quiet", v.quiet, "print the report only when a fix failed or behaviour changed");
     add_verify_flags(cmd, v);
     return cmd;

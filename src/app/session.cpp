@@ -153,9 +153,28 @@ std::string self_path() {
     return ec ? std::string("graphmend") : p.string();
 }
 
+// The configuration flags as the fixed copy's `fix` gets them (--extend-exclude's globs are
+// relative to the working folder, which names the user's files, not the copy: left out).
+std::vector<std::string> config_flags(const config::CliFlags& f) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (!f.config.empty()) out.insert(out.end(), {"--config", std::filesystem::absolute(f.config, ec).string()});
+    if (f.isolated) out.push_back("--isolated");
+    auto codes = [&](const char* flag, const std::vector<std::string>& list) {
+        for (const auto& c : list) out.insert(out.end(), {flag, c});
+    };
+    codes("--select", f.select);
+    codes("--extend-select", f.extend_select);
+    codes("--ignore", f.ignore);
+    if (f.no_respect_gitignore) out.push_back("--no-respect-gitignore");
+    if (f.no_unsafe_fixes) out.push_back("--no-unsafe-fixes");
+    return out;
+}
+
 int run_verify_command(const Invocation& invocation, std::istream& in) {
     verify::Options v = invocation.verify;
     v.self = self_path();
+    v.fix_flags = config_flags(invocation.options.config);
     verify::install_interrupt_handler();
     if (invocation.command == Command::Verify) return verify::run_verify(v);
     return verify::run_fix_verify(v, [&](const std::vector<std::string>& held) {

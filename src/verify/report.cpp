@@ -35,7 +35,7 @@ std::string run_line(const char* name, const json& run) {
 
 // What a verdict means, for the last line.
 std::string_view verdict_text(const std::string& v) {
-    if (v == "ok") return "every fix removed its break; outputs and messages kept";
+    if (v == "ok") return "no fix left its break or made one; outputs and messages kept";
     if (v == "fix-failed") return "a fix left its break, or the fix added one";
     if (v == "behaviour-changed") return "outputs or messages differ after the fix";
     if (v == "original-failed") return "the original run failed: nothing to compare";

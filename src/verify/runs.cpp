@@ -35,6 +35,7 @@ json fix_mirror(const Options& opt, const Target& target, const fs::path& mirror
     ProcessSpec spec;
     spec.argv = {opt.self, "fix", "--output-format", "json", "--output-file", report.string(), "--quiet"};
     if (opt.unsafe_fixes) spec.argv.push_back("--unsafe-fixes");
+    spec.argv.insert(spec.argv.end(), opt.fix_flags.begin(), opt.fix_flags.end());
     for (const std::string& h : held) {
         spec.argv.push_back("--hold-site");
         spec.argv.push_back((mirror / h).string());
