@@ -231,13 +231,46 @@ TEST(CommandLine, ParsesARule) {
     EXPECT_TRUE(std::get<Invocation>(p.result).all_rules);
 }
 
+TEST(CommandLine, VerifyTakesTheCommandAfterTheDashes) {
+    const Parsed p = parse({"graphmend", "verify", "src", "--backend", "user", "--timeout", "30", "--select", "GM1",
+                            "--", "python", "train.py", "--steps", "2", "--"});
+    ASSERT_TRUE(std::holds_alternative<Invocation>(p.result)) << p.err;
+    const auto& inv = std::get<Invocation>(p.result);
+    EXPECT_EQ(inv.command, Command::Verify);
+    EXPECT_EQ(inv.verify.path, "src");
+    EXPECT_EQ(inv.verify.command, (std::vector<std::string>{"python", "train.py", "--steps", "2", "--"}));
+    EXPECT_EQ(inv.verify.backend, "user");
+    EXPECT_EQ(inv.verify.timeout_s, 30);
+    EXPECT_EQ(inv.options.config.select, std::vector<std::string>{"GM1"});
+}
+
+TEST(CommandLine, FixVerifyNeedsACommandAndOnePathAndDashesNeedVerify) {
+    const Parsed ok = parse({"graphmend", "fix", "--verify", "--unsafe-fixes", "m", "--", "python", "run.py"});
+    ASSERT_TRUE(std::holds_alternative<Invocation>(ok.result)) << ok.err;
+    const auto& inv = std::get<Invocation>(ok.result);
+    EXPECT_TRUE(inv.fix_verify);
+    EXPECT_EQ(inv.verify.path, "m");
+    EXPECT_TRUE(inv.verify.unsafe_fixes);
+    EXPECT_EQ(inv.verify.command, (std::vector<std::string>{"python", "run.py"}));
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"graphmend", "fix", "--verify", "m"},
+             {"graphmend", "fix", "--verify", "a", "b", "--", "python"},
+             {"graphmend", "fix", "--verify", "--diff", "m", "--", "python"},
+             {"graphmend", "check", "m", "--", "python"}}) {
+        const Parsed bad = parse(args);
+        ASSERT_TRUE(std::holds_alternative<int>(bad.result)) << args.back();
+        EXPECT_EQ(std::get<int>(bad.result), 2);
+        EXPECT_NE(bad.err.find("error: "), std::string::npos) << bad.err;
+    }
+}
+
 TEST(CommandLine, AnUnknownCommandNamesTheClosest) {
     const Parsed p = parse({"graphmend", "chekc", "a.py"});
     ASSERT_TRUE(std::holds_alternative<int>(p.result));
     EXPECT_EQ(std::get<int>(p.result), 2);
     EXPECT_EQ(p.err, "error: unknown command `chekc` (did you mean `check`?)\nRun with --help for more information.\n");
     const Parsed far = parse({"graphmend", "lint"});
-    EXPECT_EQ(far.err, "error: unknown command `lint`; the commands are `fix`, `check`, `rule`\n"
+    EXPECT_EQ(far.err, "error: unknown command `lint`; the commands are `fix`, `check`, `rule`, `verify`\n"
                        "Run with --help for more information.\n");
 }
 

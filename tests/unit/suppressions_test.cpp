@@ -131,6 +131,21 @@ TEST(Driver, UnselectedRulesAreLeftOutAndCounted) {
     EXPECT_NE(out.fixed.find("        print(x)\n"), std::string::npos);  // GM101's site, not selected
 }
 
+TEST(Driver, AHeldSiteIsReportedRefusedAndKeptAsWritten) {
+    // fix --verify holds back a fix it could not prove (--hold-site PATH:LINE:CODE).
+    auto settings = std::make_shared<FileSettings>();
+    settings->selected = {"GM101", "GM201"};
+    settings->held = {{6u, "GM101"}};
+    settings->held_reason = "held back";
+    const auto out = fix(model("", ""), settings);
+    ASSERT_EQ(out.sites.size(), 3u);
+    EXPECT_EQ(out.sites[0].code, "GM101");
+    EXPECT_FALSE(out.applied[0]);
+    EXPECT_EQ(out.sites[0].reason, "held back");
+    EXPECT_NE(out.fixed.find("        print(x)\n"), std::string::npos);
+    EXPECT_TRUE(out.applied[1]);  // the `if`, fixed as before
+}
+
 TEST(Driver, SkipFileGetsNoRulesButIsPartOfTheProject) {
     // The base class lives in a skipped file: the model file still sees it as an nn.Module.
     const std::string base = "# graphmend: skip-file\nimport torch\n\n\nclass Base(torch.nn.Module):\n"
