@@ -80,7 +80,7 @@ void add_verify_flags(CLI::App* cmd, verify::Options& v) {
         ->check(CLI::IsMember({"count", "user", "inductor"}));
     cmd->add_option("--calls", v.calls, "calls of each compiled callable whose outputs are compared (default 3)")
         ->check(CLI::Range(0u, 1000u));
-    cmd->add_option("--timeout", v.timeout_s, "seconds each run may take (default: no limit)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--timeout", v.timeout_s, "seconds each run may take (default: no limit; 600 for each run of a folder of checkouts)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--keep", v.keep, "keep the work folder here (the fixed copy, records, outputs)");
     cmd->add_flag("!--no-eager-gap", v.eager_gap,
                   "do not run the original's calls again eagerly to measure its compiled-vs-eager gap");

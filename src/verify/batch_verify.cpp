@@ -112,7 +112,11 @@ std::vector<BatchOutcome> run_ray(const Options& opt, const std::vector<fs::path
 
 }  // namespace
 
-int run_batch_verify(const Options& opt, const std::vector<fs::path>& checkouts) {
+int run_batch_verify(const Options& given, const std::vector<fs::path>& checkouts) {
+    // A batch always has a time limit per run: one checkout that hangs must not hold a slot.
+    constexpr double kDefaultRunLimit = 600;
+    Options opt = given;
+    if (opt.timeout_s <= 0) opt.timeout_s = kDefaultRunLimit;
     const auto t0 = std::chrono::steady_clock::now();
     auto on_done = [&opt](std::size_t, const BatchOutcome& o) {
         if (opt.output_format == "text" && (!opt.quiet || o.status != "ok")) BatchProgress::print_line(o.line);

@@ -121,7 +121,7 @@ int run_fix_verify(const Options& opt, const std::function<int(const std::vector
     const Pair pair = run_pair(opt, *target, work.root() / "all");
     const json report = join(opt, pair);
     const std::string verdict = report.value("verdict", "");
-    if (verdict == "error" || verdict == "original-failed") {
+    if (verdict == "error" || verdict == "original-failed" || verdict == "nothing-compiled") {
         fmt::print(stderr, "{}", text_report(report));
         fmt::print(stderr, "error: nothing written: the fixes could not be verified\n");
         return 2;

@@ -14,6 +14,14 @@ namespace graphmend::verify {
 
 namespace {
 
+// The string at `key` of what a run's record holds; "" when it is absent, null or no string (the
+// hook writes null for what it could not learn, e.g. "torch" when the program never imported it).
+std::string text_of(const json& j, const char* key) {
+    if (!j.is_object()) return {};
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // A site of the static report, in the terms the join needs.
 struct StaticSite {
     std::string code, rule, status, reason, what, graph_break, condition;
@@ -86,7 +94,7 @@ std::string callable_name(const json& record, const json& b) {
     if (!b.contains("callable") || !b["callable"].is_number_integer()) return "";
     const int i = b["callable"];
     for (const json& c : record.value("callables", json::array())) {
-        if (c.value("index", -1) == i) return c.value("name", "");
+        if (c.value("index", -1) == i) return text_of(c, "name");
     }
     return "";
 }
@@ -128,9 +136,9 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
         if (!via.empty()) seen.via.insert(via);
         seen.count += b.value("count", 1);
         if (b["gb"].is_string()) seen.gbs.insert(b["gb"].get<std::string>());
-        seen.kinds.insert(b.value("kind", ""));
-        seen.reasons.insert(b.value("reason", ""));
-        seen.actions.insert(b.value("action", "break"));
+        seen.kinds.insert(text_of(b, "kind"));
+        seen.reasons.insert(text_of(b, "reason"));
+        seen.actions.insert(text_of(b, "action").empty() ? "break" : text_of(b, "action"));
         if (std::string name = callable_name(run.record, b); !name.empty()) seen.callables.insert(name);
     }
     return out;
@@ -200,7 +208,8 @@ json callables_json(const Pair& pair, json& totals) {
         std::map<std::string, int> seen;
         if (!run.record.is_object()) return;
         for (const json& c : run.record.value("callables", json::array())) {
-            const Key key{c.value("name", "?"), seen[c.value("name", "?")]++};
+            const std::string name = text_of(c, "name").empty() ? "?" : text_of(c, "name");
+            const Key key{name, seen[name]++};
             if (!joined.contains(key)) order.push_back(key);
             (original ? joined[key].first : joined[key].second) = c;
         }
@@ -272,7 +281,7 @@ json messages_json(const Pair& pair) {
         std::size_t i = 0;
         while (i < mb.size() && i < ma.size() && mb[i] == ma[i]) ++i;
         auto show = [](const json& m, std::size_t k) {
-            return k < m.size() ? fmt::format("{} {}", m[k].value("source", ""), m[k].value("text", "")) : std::string("(none)");
+            return k < m.size() ? fmt::format("{} {}", text_of(m[k], "source"), text_of(m[k], "text")) : std::string("(none)");
         };
         records_difference = fmt::format("message {}: `{}` before, `{}` after", i + 1, show(mb, i), show(ma, i));
     }
@@ -291,7 +300,7 @@ json run_json(const Run& run) {
               {"wall_s", p.wall_s},        {"peak_rss_kb", p.peak_rss_kb}, {"record", run.record.is_object()},
               {"complete", run.record.is_object() ? run.record.value("complete", false) : false},
               {"error", p.started ? "" : p.error}};
-    if (run.record.is_object()) j["torch"] = run.record.value("torch", "");
+    if (run.record.is_object()) j["torch"] = text_of(run.record, "torch");
     const std::string& err = run.stderr_text;
     j["stderr_tail"] = err.size() > 2000 ? err.substr(err.size() - 2000) : err;
     return j;
@@ -304,6 +313,7 @@ bool ran(const Run& run) {
 std::string verdict_of(const Pair& pair, const json& report) {
     if (!pair.fix_error.empty()) return "error";
     if (!ran(pair.original)) return "original-failed";
+    if (pair.original.record.value("callables", json::array()).empty()) return "nothing-compiled";
     if (!ran(pair.fixed)) return "fixed-failed";
     const json& t = report["totals"];
     if (t.value("fixed-but-left", 0) > 0 || t.value("new", 0) > 0) return "fix-failed";
@@ -344,7 +354,7 @@ json join(const Options& opt, const Pair& pair) {
 int exit_code_of(const json& report) {
     const std::string v = report.value("verdict", "error");
     if (v == "ok") return 0;
-    if (v == "error" || v == "original-failed") return 2;
+    if (v == "error" || v == "original-failed" || v == "nothing-compiled") return 2;
     return 1;
 }
 

@@ -39,6 +39,7 @@ std::string_view verdict_text(const std::string& v) {
     if (v == "fix-failed") return "a fix left its break, or the fix added one";
     if (v == "behaviour-changed") return "outputs or messages differ after the fix";
     if (v == "original-failed") return "the original run failed: nothing to compare";
+    if (v == "nothing-compiled") return "the command called no torch.compile'd code: nothing to measure";
     if (v == "fixed-failed") return "the run failed only after the fix";
     if (v == "outputs-unchecked") return "outputs could not be compared";
     return "error";
