@@ -177,8 +177,9 @@ std::vector<BatchOutcome> run_ray(const Options& opt, const std::vector<fs::path
     const WorkDir work("");
     write_python_files(work.root() / "py");
     ProcessSpec spec;
-    spec.argv = {python_of(opt), "-m", "_graphmend_verify_ray", "--graphmend", opt.self, "--jobs", std::to_string(opt.jobs),
-                 "--timeout", fmt::format("{}", child_timeout(opt))};
+    spec.argv = {python_of(opt), "-m", "_graphmend_verify_ray", "--graphmend", opt.self, "--jobs", std::to_string(opt.jobs)};
+    // Without --timeout no time limit, as for run_local's children.
+    if (child_timeout(opt) > 0) spec.argv.insert(spec.argv.end(), {"--timeout", fmt::format("{}", child_timeout(opt))});
     if (!opt.ray_address.empty()) spec.argv.insert(spec.argv.end(), {"--address", opt.ray_address});
     for (const fs::path& c : checkouts) spec.argv.push_back(c.string());
     spec.argv.push_back("--");
