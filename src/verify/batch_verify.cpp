@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -185,7 +186,10 @@ std::vector<BatchOutcome> run_ray(const Options& opt, const std::vector<fs::path
     spec.argv.push_back("--");
     const std::vector<std::string> flags = child_flags(opt);
     spec.argv.insert(spec.argv.end(), flags.begin() + 2, flags.end());  // less --output-format json: Ray's own
-    spec.env_set = {{"PYTHONPATH", (work.root() / "py").string()}};
+    // py/ first, the caller's PYTHONPATH after it: the module gives each child the caller's back.
+    std::string pythonpath = (work.root() / "py").string();
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') pythonpath += ":" + std::string(old);
+    spec.env_set = {{"PYTHONPATH", pythonpath}};
     spec.stdout_to_pipe = true;
     const ProcessResult r = run_process(spec);
     if (!r.started || (r.exit_code != 0 && r.exit_code != 130)) {

@@ -185,6 +185,20 @@ def test_no_timeout_means_no_limit(tmp_path):
     assert (line["exit_code"], line["timed_out"], line["stdout"]) == (0, False, "{}\n")
 
 
+def test_child_env_gives_back_the_callers_pythonpath():
+    # The C++ side runs the module with PYTHONPATH=PY:CALLER'S; a child must see the caller's
+    # PYTHONPATH alone, as under -j (not PY, nor an empty one).
+    sys.path.insert(0, str(PYDIR))
+    try:
+        import _graphmend_verify_ray as mod
+    finally:
+        sys.path.remove(str(PYDIR))
+    here = os.path.dirname(os.path.abspath(mod.__file__))
+    env = mod.child_env({"PYTHONPATH": f"{here}{os.pathsep}/user/lib", "HOME": "/h"})
+    assert env == {"PYTHONPATH": "/user/lib", "HOME": "/h"}
+    assert "PYTHONPATH" not in mod.child_env({"PYTHONPATH": here})
+
+
 def test_interrupt_kills_running_children(batch, tmp_path):
     names = ["a-ok", "b-slow", "c-slow", "d-slow"]
     for name in names:

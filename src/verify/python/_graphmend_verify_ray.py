@@ -36,7 +36,8 @@ the rest. At most --jobs tasks are in flight at once.
 Without --address a local Ray instance is started (num_cpus=--jobs, no dashboard, Ray's own
 logs at WARNING on stderr and in Ray's temp folder, usage stats off unless
 RAY_USAGE_STATS_ENABLED says otherwise) and shut down at the end; each child gets this process's
-environment, as `graphmend verify -j` would give it. With --address the tasks run on that
+environment less this module's folder on PYTHONPATH (child_env), as `graphmend verify -j` would
+give it. With --address the tasks run on that
 cluster (anything ray.init accepts: "auto", "HOST:PORT", "ray://HOST:10001"): then BIN and every
 CHECKOUT must exist at the same absolute paths on every node, along with the Python environment
 graphmend verify runs (torch, transformers), and each child gets its Ray worker's environment.
@@ -143,6 +144,21 @@ def run_checkout(index: int, checkout: str, argv: list[str], timeout: float,
     return result
 
 
+def child_env(environ=None) -> dict:
+    """The environment a child gets from a local instance: this process's, less this module's
+    folder on PYTHONPATH (the C++ side puts it first there to run this module; a child verify
+    writes its own copy), so that each child sees the PYTHONPATH the caller had, as under -j."""
+    env = dict(os.environ if environ is None else environ)
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+             if p and os.path.abspath(p) != here]
+    if parts:
+        env["PYTHONPATH"] = os.pathsep.join(parts)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
 def child_argv(graphmend: str, checkout: str, verify_args: list[str]) -> list[str]:
     return [graphmend, "verify", checkout, "--output-format", "json", *verify_args]
 
@@ -199,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
 
     local = args.address is None
-    env = dict(os.environ) if local else None
+    env = child_env() if local else None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import logging
     try:
