@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -181,14 +182,18 @@ std::vector<BatchOutcome> run_ray(const Options& opt, const std::vector<fs::path
     const WorkDir work("");
     write_python_files(work.root() / "py");
     ProcessSpec spec;
-    spec.argv = {python_of(opt), "-m", "_graphmend_verify_ray", "--graphmend", opt.self, "--jobs", std::to_string(opt.jobs),
-                 "--timeout", fmt::format("{}", child_timeout(opt))};
+    spec.argv = {python_of(opt), "-m", "_graphmend_verify_ray", "--graphmend", opt.self, "--jobs", std::to_string(opt.jobs)};
+    // Without --timeout no time limit, as for run_local's children.
+    if (child_timeout(opt) > 0) spec.argv.insert(spec.argv.end(), {"--timeout", fmt::format("{}", child_timeout(opt))});
     if (!opt.ray_address.empty()) spec.argv.insert(spec.argv.end(), {"--address", opt.ray_address});
     for (const fs::path& c : checkouts) spec.argv.push_back(c.string());
     spec.argv.push_back("--");
     const std::vector<std::string> flags = child_flags(opt);
     spec.argv.insert(spec.argv.end(), flags.begin() + 2, flags.end());  // less --output-format json: Ray's own
-    spec.env_set = {{"PYTHONPATH", (work.root() / "py").string()}};
+    // py/ first, the caller's PYTHONPATH after it: the module gives each child the caller's back.
+    std::string pythonpath = (work.root() / "py").string();
+    if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') pythonpath += ":" + std::string(old);
+    spec.env_set = {{"PYTHONPATH", pythonpath}};
     spec.stdout_to_pipe = true;
     const ProcessResult r = run_process(spec);
     if (!r.started || (r.exit_code != 0 && r.exit_code != 130)) {

@@ -171,6 +171,34 @@ def test_usage_error():
     assert proc.returncode == 2 and proc.stdout == ""
 
 
+def test_no_timeout_means_no_limit(tmp_path):
+    # `graphmend verify FOLDER --executor ray` without --timeout passes none: the module must
+    # take that (and 0) as "no limit", as -j does, not refuse it.
+    sys.path.insert(0, str(PYDIR))
+    try:
+        import _graphmend_verify_ray as mod
+    finally:
+        sys.path.remove(str(PYDIR))
+    args = mod.parse_args(["--graphmend", "/bin/true", "--jobs", "1", str(tmp_path), "--", "--tiny"])
+    assert args.timeout == 0 and args.verify_args == ["--tiny"]
+    line = mod.run_checkout(0, str(tmp_path), ["/bin/sh", "-c", "sleep 0.3; echo '{}'"], 0)
+    assert (line["exit_code"], line["timed_out"], line["stdout"]) == (0, False, "{}\n")
+
+
+def test_child_env_gives_back_the_callers_pythonpath():
+    # The C++ side runs the module with PYTHONPATH=PY:CALLER'S; a child must see the caller's
+    # PYTHONPATH alone, as under -j (not PY, nor an empty one).
+    sys.path.insert(0, str(PYDIR))
+    try:
+        import _graphmend_verify_ray as mod
+    finally:
+        sys.path.remove(str(PYDIR))
+    here = os.path.dirname(os.path.abspath(mod.__file__))
+    env = mod.child_env({"PYTHONPATH": f"{here}{os.pathsep}/user/lib", "HOME": "/h"})
+    assert env == {"PYTHONPATH": "/user/lib", "HOME": "/h"}
+    assert "PYTHONPATH" not in mod.child_env({"PYTHONPATH": here})
+
+
 def test_interrupt_kills_running_children(batch, tmp_path):
     names = ["a-ok", "b-slow", "c-slow", "d-slow"]
     for name in names:

@@ -1,6 +1,6 @@
 """Run `graphmend verify` over many checkouts as Ray tasks: `graphmend verify --executor ray`.
 
-    python -m _graphmend_verify_ray --graphmend BIN --jobs N --timeout SECONDS
+    python -m _graphmend_verify_ray --graphmend BIN --jobs N [--timeout SECONDS]
                                     [--address ADDR] [--kill-grace SECONDS]
                                     CHECKOUT... -- VERIFY_ARGS...
 
@@ -19,7 +19,8 @@ stdout, as soon as it finishes (completion order, not input order: key on "index
 - exit_code: the child's exit status when it exited; -1 when a signal ended it or it never ran.
   signal: the signal that ended it, else 0.
 - timed_out: the child ran past --timeout: its process group got SIGTERM, and SIGKILL
-  --kill-grace seconds later (default 5) if anything of it was still alive.
+  --kill-grace seconds later (default 5) if anything of it was still alive. Without --timeout
+  (or with 0) a child has no time limit, as under `graphmend verify -j` without --timeout.
 - wall_s: seconds from spawn to reap. peak_rss_kb: ru_maxrss of os.wait4 on the child's pid:
   the largest resident set of the child or of any descendant it waited for (not a sum).
 - stdout: the child's whole stdout (UTF-8, invalid bytes replaced); stderr_tail: the last 2000
@@ -35,7 +36,8 @@ the rest. At most --jobs tasks are in flight at once.
 Without --address a local Ray instance is started (num_cpus=--jobs, no dashboard, Ray's own
 logs at WARNING on stderr and in Ray's temp folder, usage stats off unless
 RAY_USAGE_STATS_ENABLED says otherwise) and shut down at the end; each child gets this process's
-environment, as `graphmend verify -j` would give it. With --address the tasks run on that
+environment less this module's folder on PYTHONPATH (child_env), as `graphmend verify -j` would
+give it. With --address the tasks run on that
 cluster (anything ray.init accepts: "auto", "HOST:PORT", "ray://HOST:10001"): then BIN and every
 CHECKOUT must exist at the same absolute paths on every node, along with the Python environment
 graphmend verify runs (torch, transformers), and each child gets its Ray worker's environment.
@@ -101,7 +103,7 @@ def run_checkout(index: int, checkout: str, argv: list[str], timeout: float,
             return result
         pid = proc.pid  # also the process group's id (start_new_session)
         status = rusage = None
-        term_at = start + timeout
+        term_at = start + timeout if timeout > 0 else float("inf")
         kill_at = None
         try:
             while True:
@@ -142,6 +144,21 @@ def run_checkout(index: int, checkout: str, argv: list[str], timeout: float,
     return result
 
 
+def child_env(environ=None) -> dict:
+    """The environment a child gets from a local instance: this process's, less this module's
+    folder on PYTHONPATH (the C++ side puts it first there to run this module; a child verify
+    writes its own copy), so that each child sees the PYTHONPATH the caller had, as under -j."""
+    env = dict(os.environ if environ is None else environ)
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+             if p and os.path.abspath(p) != here]
+    if parts:
+        env["PYTHONPATH"] = os.pathsep.join(parts)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
 def child_argv(graphmend: str, checkout: str, verify_args: list[str]) -> list[str]:
     return [graphmend, "verify", checkout, "--output-format", "json", *verify_args]
 
@@ -156,7 +173,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="graphmend verify over many checkouts, as Ray tasks (one JSON line each)")
     p.add_argument("--graphmend", required=True, help="the graphmend binary (absolute path)")
     p.add_argument("--jobs", type=int, required=True, help="tasks in flight at most")
-    p.add_argument("--timeout", type=float, required=True, help="seconds per checkout")
+    p.add_argument("--timeout", type=float, default=0.0,
+                   help="seconds per checkout (default 0: no limit)")
     p.add_argument("--address", default=None, help="a Ray cluster to connect to (default: a local instance)")
     p.add_argument("--kill-grace", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL of a timed-out run (default 5)")
@@ -164,8 +182,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
-    if args.timeout <= 0:
-        p.error("--timeout must be positive")
+    if args.timeout < 0:
+        p.error("--timeout must not be negative")
     args.verify_args = verify_args
     args.checkouts = [os.path.abspath(c) for c in args.checkouts]
     return args
@@ -197,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
 
     local = args.address is None
-    env = dict(os.environ) if local else None
+    env = child_env() if local else None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import logging
     try:
