@@ -70,11 +70,12 @@ def classify(reason, gb=None, context="", opcode="", text=""):
     """The cause of one graph break in a few words (benchmarks/_harness/dynamo.py classify)."""
     everything = " ".join((reason, context, text))
     low = reason.lower()
-    if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):
+    if (gb in ("GB0170", "GB0035") or low.startswith(("data-dependent branching", "generic_jump"))
+            or "dynamic control flow is not supported" in low):  # the last two: torch 2.4's texts
         return "data-dependent branch"
     if gb in ("GB0034", "GB0171", "GB0002") or "assert" in low:
         return "data-dependent assert"
-    if gb == "GB0124" or "tensor.item()" in low:
+    if gb == "GB0124" or "tensor.item()" in low or low == "tensor.item":
         return ".item()"
     if gb == "GB0109" or ".tolist()" in low or "tolist" in context:
         return ".tolist()"
@@ -92,9 +93,10 @@ def classify(reason, gb=None, context="", opcode="", text=""):
         return "dynamic shape (slice by tensor)"
     if gb in ("GB0018", "GB0246") or "unbacked" in low or "data-dependent output shape" in low:
         return "dynamic shape"
-    if gb == "GB0291" or "logging.logger" in low:
+    if gb == "GB0291" or "logging.logger" in low or low.startswith("logger not supported"):
         return "logging"
-    if re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low):
+    if (re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low)
+            or low.startswith("builtin: print ")):  # torch 2.4: "builtin: print [<class ...>] False"
         return "print"
     if "warnings.warn" in everything or "_warnings" in context:
         return "warnings.warn"
@@ -119,7 +121,8 @@ def classify(reason, gb=None, context="", opcode="", text=""):
 
 def parse_break(message, exc_info=None):
     """(file, line, reason, kind, action, gb, context) of one graph_breaks log record."""
-    action = "skip" if "Skipping the function" in message or "results in a skip" in message else "break"
+    action = "skip" if ("Skipping the function" in message or "results in a skip" in message
+                        or message.startswith("Graph break: skip:")) else "break"  # the last: torch 2.4
     at = _USER_CODE_AT.search(message)
     if at:  # "Graph break [(...)] in user code at FILE:LINE\nGraph Break Reason: ..."
         file, line = at[1], int(at[2])
