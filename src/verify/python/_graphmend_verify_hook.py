@@ -191,6 +191,61 @@ class _DynamoLog(logging.Handler):
         return True
 
 
+def _unlogged_breaks(torch):
+    """The GraphCompileReason texts whose graph breaks this torch does not log on graph_breaks:
+    torch 2.4 compiles the prefix graph of a data-dependent branch (`generic_jump ...`) and of
+    an unsupported attribute store (`store_attr`) with only a `log.debug`. Empty where the code
+    that makes them logs them itself (torch 2.12: `log_graph_break`), or cannot be read."""
+    import inspect
+
+    try:
+        import importlib
+
+        sc = importlib.import_module("torch._dynamo.symbolic_convert")
+    except Exception:
+        return ()
+
+    def silent(fn):
+        try:
+            source = inspect.getsource(fn)
+        except Exception:
+            return False
+        return "graph_break_log" not in source and "log_graph_break" not in source
+
+    texts = []
+    if silent(getattr(sc, "generic_jump", None)):
+        texts.append("generic_jump")
+    base = getattr(sc, "InstructionTranslatorBase", None)
+    if getattr(base, "store_attr_graph_break", None) is not None and silent(getattr(base, "STORE_ATTR", None)):
+        texts.append("store_attr")
+    return tuple(texts)
+
+
+def _watch_compile_reasons(recorder, torch):
+    """Where this torch logs some graph breaks nowhere (_unlogged_breaks), hear of them from the
+    GraphCompileReason Dynamo makes for the graph the break ends."""
+    texts = _unlogged_breaks(torch)
+    if not texts:
+        return
+    import importlib
+
+    reason_cls = importlib.import_module("torch._dynamo.output_graph").GraphCompileReason
+    post_init = getattr(reason_cls, "__post_init__", None)
+    if post_init is None or getattr(post_init, "_graphmend_verify", False):
+        return
+
+    def __post_init__(self):
+        post_init(self)
+        try:
+            if getattr(self, "graph_break", False) and str(self.reason).startswith(texts):
+                recorder.on_compile_reason(self)
+        except Exception:  # never break the compile
+            pass
+
+    __post_init__._graphmend_verify = True
+    reason_cls.__post_init__ = __post_init__
+
+
 # ----------------------------------------------------------------------------------------------
 # outputs
 
@@ -398,6 +453,7 @@ class _Recorder:
         self.in_gap = False
         self.path_map = {}  # HF_MODULES_CACHE folder -> the folder transformers copied it from
         self.dynamo_log = _DynamoLog(self)
+        self.reasons_watched = False
         self.written = False
         self.lock = threading.RLock()
 
@@ -452,6 +508,25 @@ class _Recorder:
         else:
             entry["count"] += 1
 
+    def on_compile_reason(self, reason):
+        """A graph break this torch does not log (_watch_compile_reasons): Dynamo's reason text
+        and the user frames it names; no gb code, no context."""
+        if self.in_gap:
+            return
+        cc = self.stack[-1] if self.stack else None
+        stack = [[os.path.abspath(f.filename), int(f.lineno)] for f in (reason.user_stack or [])]
+        file, line = stack[-1] if stack else (None, None)
+        text = str(reason.reason)
+        index = cc.index if cc is not None else None
+        key = (index, None, file, line, text, "break")
+        entry = self.breaks.get(key)
+        if entry is None:
+            self.breaks[key] = {"callable": index, "gb": None, "reason": text, "kind": classify(text),
+                                "action": "break", "file": file, "line": line, "context": "", "count": 1,
+                                "stack": stack}
+        else:
+            entry["count"] += 1
+
     # -- torch
     def on_torch(self, torch):
         if self.torch is not None or getattr(torch, "_graphmend_verify_patched", False):
@@ -490,6 +565,12 @@ class _Recorder:
             kwargs["options"] = {"guard_filter_fn": guard_filter_fn}
         compiled = original(model, backend=backend, **kwargs)
         self.callables.append(cc)
+        if not self.reasons_watched:
+            self.reasons_watched = True
+            try:
+                _watch_compile_reasons(self, torch)
+            except Exception:
+                pass
         try:
             self.dynamo_log.ensure()
         except Exception:
