@@ -11,11 +11,18 @@ Private torch APIs and what an older torch (2.4 ..) loses when one is missing:
   * torch._logging._internal.log_state / log_registry (2.1+): without them no graph breaks
     and no recompiles are recorded (graphs and calls still are).
   * the "GBnnnn" registry codes in graph-break messages appeared in torch 2.8: before, "gb"
-    is null and `kind` comes from the reason text alone.
+    is null and `kind` comes from the reason text alone (torch 2.4.1, measured: its texts,
+    e.g. "builtin: print [...]", "Logger not supported ...", are classified too).
+  * torch 2.4 logs no graph_breaks record for a data-dependent branch (generic_jump) or an
+    unsupported attribute store (store_attr): those come from the GraphCompileReason Dynamo
+    makes for the graph the break ends (reason "generic_jump TensorVariable()", no context);
+    a break in a loop, where Dynamo skips the whole frame, is not recorded at all. torch 2.4
+    also logs a site once per frame compile (DuplicateWarningChecker), so `count` is lower.
   * torch._TorchCompileInductorWrapper / _TorchCompileWrapper (backend=user): without them a
     string backend is resolved with torch._dynamo.lookup_backend and mode/options are lost.
-  * torch.compiler.set_stance("force_eager") (2.6+) for the eager gap: before, the eager run
-    uses torch._dynamo.disable, under which a compiled callable nested inside may compile.
+  * torch.compiler.set_stance("force_eager") (2.6+) for the eager gap: before, nothing forces
+    eager: the program's own uncompiled callable runs, and a compiled callable nested inside
+    it runs compiled (and may compile).
   * the `name` argument of torch.compile (2.10+) is passed through only when given.
 Recorded file names are the files Python ran: a fixed run names files under the fixed root.
 Modules that transformers copies into HF_MODULES_CACHE (trust_remote_code from a local
