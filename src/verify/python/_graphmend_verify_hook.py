@@ -11,11 +11,18 @@ Private torch APIs and what an older torch (2.4 ..) loses when one is missing:
   * torch._logging._internal.log_state / log_registry (2.1+): without them no graph breaks
     and no recompiles are recorded (graphs and calls still are).
   * the "GBnnnn" registry codes in graph-break messages appeared in torch 2.8: before, "gb"
-    is null and `kind` comes from the reason text alone.
+    is null and `kind` comes from the reason text alone (torch 2.4.1, measured: its texts,
+    e.g. "builtin: print [...]", "Logger not supported ...", are classified too).
+  * torch 2.4 logs no graph_breaks record for a data-dependent branch (generic_jump) or an
+    unsupported attribute store (store_attr): those come from the GraphCompileReason Dynamo
+    makes for the graph the break ends (reason "generic_jump TensorVariable()", no context);
+    a break in a loop, where Dynamo skips the whole frame, is not recorded at all. torch 2.4
+    also logs a site once per frame compile (DuplicateWarningChecker), so `count` is lower.
   * torch._TorchCompileInductorWrapper / _TorchCompileWrapper (backend=user): without them a
     string backend is resolved with torch._dynamo.lookup_backend and mode/options are lost.
-  * torch.compiler.set_stance("force_eager") (2.6+) for the eager gap: before, the eager run
-    uses torch._dynamo.disable, under which a compiled callable nested inside may compile.
+  * torch.compiler.set_stance("force_eager") (2.6+) for the eager gap: before, nothing forces
+    eager: the program's own uncompiled callable runs, and a compiled callable nested inside
+    it runs compiled (and may compile).
   * the `name` argument of torch.compile (2.10+) is passed through only when given.
 Recorded file names are the files Python ran: a fixed run names files under the fixed root.
 Modules that transformers copies into HF_MODULES_CACHE (trust_remote_code from a local
@@ -70,11 +77,12 @@ def classify(reason, gb=None, context="", opcode="", text=""):
     """The cause of one graph break in a few words (benchmarks/_harness/dynamo.py classify)."""
     everything = " ".join((reason, context, text))
     low = reason.lower()
-    if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):
+    if (gb in ("GB0170", "GB0035") or low.startswith(("data-dependent branching", "generic_jump"))
+            or "dynamic control flow is not supported" in low):  # the last two: torch 2.4's texts
         return "data-dependent branch"
     if gb in ("GB0034", "GB0171", "GB0002") or "assert" in low:
         return "data-dependent assert"
-    if gb == "GB0124" or "tensor.item()" in low:
+    if gb == "GB0124" or "tensor.item()" in low or low == "tensor.item":
         return ".item()"
     if gb == "GB0109" or ".tolist()" in low or "tolist" in context:
         return ".tolist()"
@@ -92,9 +100,10 @@ def classify(reason, gb=None, context="", opcode="", text=""):
         return "dynamic shape (slice by tensor)"
     if gb in ("GB0018", "GB0246") or "unbacked" in low or "data-dependent output shape" in low:
         return "dynamic shape"
-    if gb == "GB0291" or "logging.logger" in low:
+    if gb == "GB0291" or "logging.logger" in low or low.startswith("logger not supported"):
         return "logging"
-    if re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low):
+    if (re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low)
+            or low.startswith("builtin: print ")):  # torch 2.4: "builtin: print [<class ...>] False"
         return "print"
     if "warnings.warn" in everything or "_warnings" in context:
         return "warnings.warn"
@@ -119,7 +128,8 @@ def classify(reason, gb=None, context="", opcode="", text=""):
 
 def parse_break(message, exc_info=None):
     """(file, line, reason, kind, action, gb, context) of one graph_breaks log record."""
-    action = "skip" if "Skipping the function" in message or "results in a skip" in message else "break"
+    action = "skip" if ("Skipping the function" in message or "results in a skip" in message
+                        or message.startswith("Graph break: skip:")) else "break"  # the last: torch 2.4
     at = _USER_CODE_AT.search(message)
     if at:  # "Graph break [(...)] in user code at FILE:LINE\nGraph Break Reason: ..."
         file, line = at[1], int(at[2])
@@ -186,6 +196,61 @@ class _DynamoLog(logging.Handler):
     def handle(self, record):  # no filters, no lock games: emit directly
         self.emit(record)
         return True
+
+
+def _unlogged_breaks(torch):
+    """The GraphCompileReason texts whose graph breaks this torch does not log on graph_breaks:
+    torch 2.4 compiles the prefix graph of a data-dependent branch (`generic_jump ...`) and of
+    an unsupported attribute store (`store_attr`) with only a `log.debug`. Empty where the code
+    that makes them logs them itself (torch 2.12: `log_graph_break`), or cannot be read."""
+    import inspect
+
+    try:
+        import importlib
+
+        sc = importlib.import_module("torch._dynamo.symbolic_convert")
+    except Exception:
+        return ()
+
+    def silent(fn):
+        try:
+            source = inspect.getsource(fn)
+        except Exception:
+            return False
+        return "graph_break_log" not in source and "log_graph_break" not in source
+
+    texts = []
+    if silent(getattr(sc, "generic_jump", None)):
+        texts.append("generic_jump")
+    base = getattr(sc, "InstructionTranslatorBase", None)
+    if getattr(base, "store_attr_graph_break", None) is not None and silent(getattr(base, "STORE_ATTR", None)):
+        texts.append("store_attr")
+    return tuple(texts)
+
+
+def _watch_compile_reasons(recorder, torch):
+    """Where this torch logs some graph breaks nowhere (_unlogged_breaks), hear of them from the
+    GraphCompileReason Dynamo makes for the graph the break ends."""
+    texts = _unlogged_breaks(torch)
+    if not texts:
+        return
+    import importlib
+
+    reason_cls = importlib.import_module("torch._dynamo.output_graph").GraphCompileReason
+    post_init = getattr(reason_cls, "__post_init__", None)
+    if post_init is None or getattr(post_init, "_graphmend_verify", False):
+        return
+
+    def __post_init__(self):
+        post_init(self)
+        try:
+            if getattr(self, "graph_break", False) and str(self.reason).startswith(texts):
+                recorder.on_compile_reason(self)
+        except Exception:  # never break the compile
+            pass
+
+    __post_init__._graphmend_verify = True
+    reason_cls.__post_init__ = __post_init__
 
 
 # ----------------------------------------------------------------------------------------------
@@ -395,6 +460,7 @@ class _Recorder:
         self.in_gap = False
         self.path_map = {}  # HF_MODULES_CACHE folder -> the folder transformers copied it from
         self.dynamo_log = _DynamoLog(self)
+        self.reasons_watched = False
         self.written = False
         self.lock = threading.RLock()
 
@@ -449,6 +515,25 @@ class _Recorder:
         else:
             entry["count"] += 1
 
+    def on_compile_reason(self, reason):
+        """A graph break this torch does not log (_watch_compile_reasons): Dynamo's reason text
+        and the user frames it names; no gb code, no context."""
+        if self.in_gap:
+            return
+        cc = self.stack[-1] if self.stack else None
+        stack = [[os.path.abspath(f.filename), int(f.lineno)] for f in (reason.user_stack or [])]
+        file, line = stack[-1] if stack else (None, None)
+        text = str(reason.reason)
+        index = cc.index if cc is not None else None
+        key = (index, None, file, line, text, "break")
+        entry = self.breaks.get(key)
+        if entry is None:
+            self.breaks[key] = {"callable": index, "gb": None, "reason": text, "kind": classify(text),
+                                "action": "break", "file": file, "line": line, "context": "", "count": 1,
+                                "stack": stack}
+        else:
+            entry["count"] += 1
+
     # -- torch
     def on_torch(self, torch):
         if self.torch is not None or getattr(torch, "_graphmend_verify_patched", False):
@@ -487,6 +572,12 @@ class _Recorder:
             kwargs["options"] = {"guard_filter_fn": guard_filter_fn}
         compiled = original(model, backend=backend, **kwargs)
         self.callables.append(cc)
+        if not self.reasons_watched:
+            self.reasons_watched = True
+            try:
+                _watch_compile_reasons(self, torch)
+            except Exception:
+                pass
         try:
             self.dynamo_log.ensure()
         except Exception:
