@@ -1,6 +1,7 @@
 // verify's join: what Dynamo reported in each run, against graphmend's static report of the
 // fixed copy. Statuses: docs/verify.md ("The join").
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
@@ -99,7 +100,30 @@ std::string callable_name(const json& record, const json& b) {
     return "";
 }
 
-std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& roots) {
+// Whether line `line` of `rel` (relative to the original root) is the user's code: not in
+// graphmend's runtime module, nor past the original file's last line (the runtime blocks and the
+// import a fix appends). A break there belongs to the call of the helper that made it.
+class UserLines {
+public:
+    explicit UserLines(fs::path root) : root_(std::move(root)) {}
+    bool operator()(const std::string& rel, int line) {
+        if (fs::path(rel).filename() == "_graphmend_runtime.py") return false;
+        auto it = counts_.find(rel);
+        if (it == counts_.end()) {
+            std::ifstream in(root_ / rel, std::ios::binary);
+            int n = 0;
+            for (std::string l; std::getline(in, l);) ++n;
+            it = counts_.emplace(rel, in.is_open() || n > 0 ? n : -1).first;
+        }
+        return it->second < 0 || line <= it->second;
+    }
+
+private:
+    fs::path root_;
+    std::map<std::string, int> counts_;
+};
+
+std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& roots, UserLines& user_lines) {
     std::map<BreakKey, Seen> out;
     if (!run.record.is_object()) return out;
     for (const json& b : run.record.value("breaks", json::array())) {
@@ -110,6 +134,7 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
         auto place = [&](const std::string& f, int line) {
             for (const fs::path& root : roots) {
                 if (std::string rel = relative_to(f, root); !rel.empty()) {
+                    if (!user_lines(rel, line)) return false;
                     key = {rel, line, true};
                     return true;
                 }
@@ -117,8 +142,9 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
             return false;
         };
         if (!place(file, key.line)) {
-            // Dynamo's site lies in a library (logging, transformers): the innermost frame of the
-            // project on the way there is where the code that breaks is called.
+            // Dynamo's site lies in a library (logging, transformers) or in graphmend's runtime (a
+            // helper that falls back to the original call): the innermost frame of the project on
+            // the way there is where the code that breaks is called.
             const json stack = b.value("stack", json::array());
             bool placed = false;
             for (auto it = stack.rbegin(); it != stack.rend() && !placed; ++it) {
@@ -170,8 +196,9 @@ json breaks_json(const Pair& pair, json& totals) {
     const SitesByFile sites = static_sites(pair);
     const fs::path root = fs::weakly_canonical(pair.target.root);
     const fs::path mirror = fs::weakly_canonical(pair.mirror);
-    const auto before = breaks_of(pair.original, {root});
-    const auto after = breaks_of(pair.fixed, {mirror, root});
+    UserLines user_lines(root);
+    const auto before = breaks_of(pair.original, {root}, user_lines);
+    const auto after = breaks_of(pair.fixed, {mirror, root}, user_lines);
     json out = json::array();
     for (const auto& [key, seen] : before) {
         const auto later = after.find(key);
