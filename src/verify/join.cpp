@@ -281,7 +281,11 @@ json run_json(const Run& run) {
               {"wall_s", p.wall_s},        {"peak_rss_kb", p.peak_rss_kb}, {"record", run.record.is_object()},
               {"complete", run.record.is_object() ? run.record.value("complete", false) : false},
               {"error", p.started ? "" : p.error}};
-    if (run.record.is_object()) j["torch"] = run.record.value("torch", "");
+    // null when the program never imported torch
+    if (run.record.is_object()) {
+        const auto torch = run.record.find("torch");
+        j["torch"] = torch != run.record.end() && torch->is_string() ? *torch : json("");
+    }
     const std::string& err = run.stderr_text;
     j["stderr_tail"] = err.size() > 2000 ? err.substr(err.size() - 2000) : err;
     return j;
