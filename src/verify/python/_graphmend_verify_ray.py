@@ -101,7 +101,7 @@ def run_checkout(index: int, checkout: str, argv: list[str], timeout: float,
             return result
         pid = proc.pid  # also the process group's id (start_new_session)
         status = rusage = None
-        term_at = start + timeout
+        term_at = start + timeout if timeout > 0 else float("inf")  # 0: no limit (as -j)
         kill_at = None
         try:
             while True:
@@ -156,7 +156,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="graphmend verify over many checkouts, as Ray tasks (one JSON line each)")
     p.add_argument("--graphmend", required=True, help="the graphmend binary (absolute path)")
     p.add_argument("--jobs", type=int, required=True, help="tasks in flight at most")
-    p.add_argument("--timeout", type=float, required=True, help="seconds per checkout")
+    p.add_argument("--timeout", type=float, required=True, help="seconds per checkout; 0: no limit")
     p.add_argument("--address", default=None, help="a Ray cluster to connect to (default: a local instance)")
     p.add_argument("--kill-grace", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL of a timed-out run (default 5)")
@@ -164,8 +164,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
-    if args.timeout <= 0:
-        p.error("--timeout must be positive")
+    if args.timeout < 0:
+        p.error("--timeout must not be negative")
     args.verify_args = verify_args
     args.checkouts = [os.path.abspath(c) for c in args.checkouts]
     return args
