@@ -547,6 +547,17 @@ def test_original_run_failing_exits_2(plain_folder):
     r = report_of(proc)
     assert r["verdict"] == "original-failed"
     assert r["runs"]["original"]["exit_code"] == 3 and not r["runs"]["original"]["timed_out"]
+    # Nothing to compare with: the fixed run is left out.
+    assert r["runs"]["fixed"]["error"] == "not run: the original run failed"
+    assert r["outputs"] == [] and r["breaks"] == []
+
+
+def test_original_run_failing_text_report(plain_folder):
+    proc = graphmend("verify", ".", "--", PY, "-c", "raise SystemExit(3)", cwd=plain_folder)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "original: exit 3" in proc.stderr
+    assert "fixed   : not run: the original run failed" in proc.stderr
+    assert "verdict: original-failed" in proc.stderr
 
 
 def test_timeout_kills_a_sleeping_command(plain_folder):
@@ -559,3 +570,4 @@ def test_timeout_kills_a_sleeping_command(plain_folder):
     run = r["runs"]["original"]
     assert run["timed_out"] is True and run["signal"] != 0 and run["wall_s"] < 30
     assert r["verdict"] == "original-failed"
+    assert r["runs"]["fixed"]["error"] == "not run: the original run failed"  # not a second time-out
