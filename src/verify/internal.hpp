@@ -90,14 +90,17 @@ struct Pair {
     std::string compare_error;
 };
 
+/// The `error` of a fixed run left out because the original run failed.
+inline constexpr const char* kNotRun = "not run: the original run failed";
+
 /// The environment of a run: PYTHONPATH with `py` first, the GRAPHMEND_VERIFY_* variables.
 std::map<std::string, std::string> run_env(const Options& opt, const fs::path& py, const fs::path& out,
                                            bool original, const std::optional<std::pair<fs::path, fs::path>>& redirect);
 
 /// Fixes the mirror in place with this binary (`fix --output-format json`), then runs the
-/// command twice and compares. `held` (fix --verify): sites whose fixes are left out,
-/// as FILE:LINE:CODE relative to the mirror's root. Never throws for a failing run: the
-/// failure is in the Pair.
+/// command twice and compares (the fixed run only when the original exited 0). `held` (fix
+/// --verify): sites whose fixes are left out, as FILE:LINE:CODE relative to the mirror's root.
+/// Never throws for a failing run: the failure is in the Pair.
 Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held = {});
 
 /// Runs only the fixed side again over a new mirror (fix --verify's trials), keeping `base`'s

@@ -24,6 +24,7 @@ std::string number(const json& v) { return v.is_number() ? v.dump() : "-"; }
 std::string seconds(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; }
 
 std::string run_line(const char* name, const json& run) {
+    if (run.value("error", "") == kNotRun) return fmt::format("{}: {}", name, kNotRun);
     if (!run.value("error", "").empty()) return fmt::format("{}: did not start: {}", name, run.value("error", ""));
     std::string s = run.value("timed_out", false) ? fmt::format("{}: timed out after {:.1f} s", name, run.value("wall_s", 0.0))
                     : run.value("signal", 0) != 0 ? fmt::format("{}: killed by signal {}", name, run.value("signal", 0))
