@@ -377,6 +377,9 @@ json join(const Options& opt, const Pair& pair) {
     report["outputs"] = pair.compare.is_object() ? pair.compare.value("calls", json::array()) : json::array();
     report["outputs_error"] = pair.compare_error;
     report["messages"] = messages_json(pair);
+    if (pair.fixed.process.error == kNotRun) {
+        for (const char* k : {"stdout", "records", "stderr"}) report["messages"][k] = "not-compared";
+    }
     report["fix_error"] = pair.fix_error;
     report["verdict"] = verdict_of(pair, report);
     return report;

@@ -571,3 +571,26 @@ def test_timeout_kills_a_sleeping_command(plain_folder):
     assert run["timed_out"] is True and run["signal"] != 0 and run["wall_s"] < 30
     assert r["verdict"] == "original-failed"
     assert r["runs"]["fixed"]["error"] == "not run: the original run failed"  # not a second time-out
+
+
+# --- the JSON report's schema (docs/verify-report.schema.json) -------------------------------
+
+def _schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "docs" / "verify-report.schema.json").read_text())
+    return jsonschema, schema
+
+
+def test_reports_follow_the_schema(delta, cases, batch, findings):
+    jsonschema, schema = _schema()
+    reports = [delta.report, batch.report, findings["json"].report, *(c.report for c in cases.values())]
+    for report in reports:
+        jsonschema.validate(report, schema)
+
+
+def test_schema_catches_a_wrong_status(delta):
+    jsonschema, schema = _schema()
+    bad = json.loads(json.dumps(delta.report))
+    bad["breaks"][0]["status"] = "gone"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
