@@ -59,12 +59,27 @@ NOTES = {
     "c10": "a break before the first tensor op: 1 graph before; the fix removes Dynamo's break, graphs stay 1",
     "c17": "verify bug, fixed (eb4e022): the .item() break at line 11 was `unreported` because the GM201 site's "
            "range is lines 12-15 though its fix rewrites line 11; a site now covers the lines its edits rewrite",
-    "c20": "3 -> 3 on both sides: one break removed, another (unreported) keeps the graph count",
+    "c20": "3 -> 3 on both sides: the assert's break (28) removed, the `if is_reversed:` break (26, a predicate "
+           "from a callable argument) unreported and left; the harness fails the case's `graphs-after: 1` "
+           "(a fix gap of graphmend at this commit, not a verify difference)",
+    "c21": "2 -> 2 on both sides, refused; the harness fails the case's `graphs-after: 1` (a fix gap of graphmend "
+           "at this commit, not a verify difference)",
+    "c24": "2 -> 2 on both sides, refused; the harness fails the case's `graphs-after: 1` (a fix gap of graphmend "
+           "at this commit, not a verify difference)",
+    "c25": "2 -> 2 on both sides, refused; the harness fails the case's `graphs-after: 1` (a fix gap of graphmend "
+           "at this commit, not a verify difference)",
     "alpha": "harness side: the auto_map classes built from config.json, one call on a (1, 8, 16) input as the "
              "checkout driver makes; tests/python/test_checkouts.py's own measure (two inputs) is alpha/test-script",
     "alpha/test-script": "verify bug, fixed (7ce682b): under trust_remote_code the fixed run failed "
                          "(FileNotFoundError for _graphmend_runtime.py in HF_MODULES_CACHE): the hook copied only "
                          "the original's files into the cache; it now adds the modules only the fixed copy has",
+    "grounding-dino/float32": "graphs agree; the break at line 1914 (`if (col == 0) ...`, Dynamo's action skip: "
+                              "the resumed frame after nonzero at 1906) is `unreported`: no site's range or edit "
+                              "holds it; it goes because GM504 rewrites the nonzero (1906) and the loop header "
+                              "(1912) around it, the body being left as it is",
+    "phi3/float32": "PATH is the whole transformers package: the break lies in modeling_rope_utils.py",
+    "phi3/float32/unsafe-fixes": "PATH is the whole transformers package: the break lies in modeling_rope_utils.py",
+    "layoutlmv3/float32": "PATH is the whole transformers package: the break lies in modeling_utils.py",
     "delta": "sample.py as written (no dynamic=False, 10 timesteps): DeltaScheduler.step makes 9 graphs in both "
              "runs on both sides (the checkouts README's 2 -> 1 for step is one call with dynamic=False); the "
              "step's conditional expression is `unreported`: graphmend does not find it yet "
@@ -257,6 +272,35 @@ def harness_case(case: Path, work: Path):
             "ok": result["ok"], "failed": result.get("failed"), "exit_code": proc.returncode, "wall_s": wall}
 
 
+# Reference rows also measured the checkout driver's way: the harness builder's config written as a
+# bare config.json (model_type, architectures), built and fed by _graphmend_verify_checkout. Rows whose
+# harness inputs the driver makes too (input_ids (1, 8), + decoder_input_ids, whisper's features).
+CONFIG_ROWS = ("t5/float32", "bart/float32", "bart/float16", "marian/float32", "whisper/float32",
+               "biogpt/float32", "blenderbot/float32", "pegasus/float32")
+
+WRITE_CONFIG = r'''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from _harness.models import get_spec
+model = get_spec(sys.argv[2]).build()
+raw = model.config.to_dict()
+raw["architectures"] = [type(model).__name__]
+os.makedirs(sys.argv[3], exist_ok=True)
+with open(os.path.join(sys.argv[3], "config.json"), "w") as f:
+    json.dump(raw, f, indent=1)
+'''
+
+
+def row_config(row, work):
+    """A folder holding the row's config.json as the harness builder makes it."""
+    folder = work / "row-configs" / row["row"].replace("/", "_")
+    if not (folder / "config.json").exists():
+        proc, _ = _run([PYTHON, "-c", WRITE_CONFIG, str(REPO / "benchmarks"), row["model"], str(folder)])
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-1500:])
+    return folder
+
+
 def reference_rows():
     """{row name: harness row} of docs/results/reference-pins.json."""
     data = json.loads((REPO / "docs" / "results" / "reference-pins.json").read_text())
@@ -281,6 +325,9 @@ def targets(args):
     yield {"name": "delta", "kind": "delta", "path": co / "delta"}
     for row in reference_rows().values():
         yield {"name": row["row"], "kind": "row", "row": row}
+    rows = reference_rows()
+    for name in CONFIG_ROWS:
+        yield {"name": name + "/config", "kind": "row-config", "row": rows[name]}
 
 
 def measure(t, args, work: Path, models_dir: Path):
@@ -341,6 +388,8 @@ def measure(t, args, work: Path, models_dir: Path):
             folder = models_dir.parent
         command = [PYTHON, str(REPO / "benchmarks" / "_harness" / "verify_row.py"), "--model", row["model"],
                    "--dtype", row["dtype"], "--calls", str(row["calls"])]
+        if t["kind"] == "row-config":
+            command = [PYTHON, "-m", "_graphmend_verify_checkout", str(row_config(row, work)), "--dtype", row["dtype"]]
         extra = ["--unsafe-fixes"] if row["unsafe_fixes"] else []
         verify = _cached(work / "verify" / f"{slug}.json", fresh,
                          lambda: run_verify(folder, command, extra=extra, env=_env(HF_HUB_OFFLINE="1")))
@@ -355,7 +404,7 @@ def entry(t, harness, verify):
          "verify_command": verify["argv"][1:], "harness": harness,
          "harness_graphs": [hb, ha], "verify_graphs": [v["graphs_before"], v["graphs_after"]],
          "equal": equal, "verify": v, "notes": NOTES.get(t["name"], "")}
-    if t["kind"] == "row":
+    if t["kind"] in ("row", "row-config"):
         e["path"] = verify["argv"][2]
     return e
 
@@ -415,7 +464,10 @@ def main(argv=None):
     print(text)
     result = {"command": "benchmarks/verify_agreement.py" + (f" --only {args.only}" if args.only else ""),
               "graphmend": subprocess.run([BINARY, "--version"], capture_output=True, text=True).stdout.strip(),
-              "python": PYTHON, "seconds": round(time.time() - started, 1),
+              "python": PYTHON, "seconds_this_run": round(time.time() - started, 1),
+              "verify_wall_s_total": round(sum(e["verify"].get("wall_s") or 0 for e in entries), 1),
+              "wall_note": "wall times are of the runs --work kept (reused unless --fresh); measured on 2 CPU "
+                           "cores shared with other jobs (load average 10-16), so several times an idle machine's",
               "targets": len(entries), "equal": sum(e["equal"] for e in entries),
               "entries": entries, "table": text.splitlines()}
     Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
