@@ -28,6 +28,10 @@ std::string text_of(const json& j, const char* key) {
 struct StaticSite {
     std::string code, rule, status, reason, what, graph_break, condition;
     int first = 0, last = 0;  // lines of its range
+    // Lines the site covers: its range and the lines its fix's edits rewrite. An edit may lie
+    // outside the range: the `.item()` read a line above the `if` that tests it (GM201) is
+    // rewritten with the `if`, and Dynamo reports that break at the read's line.
+    std::vector<std::pair<int, int>> spans;
 };
 
 using SitesByFile = std::map<std::string, std::vector<StaticSite>>;
@@ -58,20 +62,34 @@ SitesByFile static_sites(const Pair& pair) {
             site.condition = s["condition"].is_string() ? s["condition"].get<std::string>() : "";
             site.first = s["range"]["start"].value("line", 0);
             site.last = s["range"]["end"].value("line", site.first);
+            site.spans.emplace_back(site.first, site.last);
+            if (s.contains("fix") && s["fix"].is_object()) {
+                for (const json& e : s["fix"].value("edits", json::array())) {
+                    if (!e.contains("start") || !e.contains("end")) continue;
+                    const int a = e["start"].value("line", 0), b = e["end"].value("line", a);
+                    if (a > 0 && (a < site.first || b > site.last)) site.spans.emplace_back(a, b);
+                }
+            }
             out[rel].push_back(std::move(site));
         }
     }
     return out;
 }
 
-// The smallest site whose lines hold `line`, or null.
+// The site whose smallest span (range or rewritten lines) holding `line` is the smallest, or null.
 const StaticSite* site_at(const SitesByFile& sites, const std::string& file, int line) {
     const auto it = sites.find(file);
     if (it == sites.end()) return nullptr;
     const StaticSite* best = nullptr;
+    int best_size = 0;
     for (const StaticSite& s : it->second) {
-        if (line < s.first || line > s.last) continue;
-        if (best == nullptr || s.last - s.first < best->last - best->first) best = &s;
+        for (const auto& [first, last] : s.spans) {
+            if (line < first || line > last) continue;
+            if (best == nullptr || last - first < best_size) {
+                best = &s;
+                best_size = last - first;
+            }
+        }
     }
     return best;
 }

@@ -938,6 +938,16 @@ def _patch_dynamic_modules(redirect, recorder, module):
                             os.remove(importlib.util.cache_from_source(copy))
                         except OSError:
                             pass
+            # Modules only the fixed copy has (the runtime module graphmend adds, which the fixed
+            # files import relatively): transformers resolves the cache copy's relative imports
+            # inside the cache folder, so they go there too.
+            for root, _, files in os.walk(fixed):
+                for name in files:
+                    rel = os.path.relpath(os.path.join(root, name), fixed)
+                    if (name.endswith(".py") and not os.path.exists(os.path.join(source, rel))
+                            and not os.path.exists(os.path.join(folder, rel))):
+                        os.makedirs(os.path.dirname(os.path.join(folder, rel)), exist_ok=True)
+                        shutil.copyfile(os.path.join(root, name), os.path.join(folder, rel))
             source = fixed
         if recorder is not None:
             recorder.path_map[folder] = source
