@@ -154,7 +154,7 @@ def test_delta_user_folder_not_written(delta):
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     out = {}
-    for stem in ("c04_where_if_else", "c16_refuse_tolist_sizes_reported"):
+    for stem in ("c04_where_if_else", "c16_refuse_tolist_sizes_reported", "c17_item_local_predicate"):
         folder = tmp_path_factory.mktemp(stem).resolve()
         path = shutil.copy(CASES / f"{stem}.py", folder)
         proc = graphmend("verify", path, "--python", PY, "--output-format", "json")
@@ -174,6 +174,18 @@ def test_case_data_dependent_if_removed(cases):
     assert (t["removed"], t["refused"], t["unreported"], t["new"]) == (1, 0, 0, 0)
     assert (t["breaks_before"], t["breaks_after"]) == (1, 0)
     assert [o["status"] for o in r["outputs"]] == ["bit-equal"]
+
+
+def test_case_break_on_a_line_the_fix_rewrites_above_its_site(cases):
+    # Dynamo breaks at the `.item()` read; GM201's site is the `if` below it, whose fix rewrites
+    # the read too: the break is the site's, and removed.
+    c = cases["c17_item_local_predicate"]
+    r = c.report
+    assert c.proc.returncode == 0 and r["verdict"] == "ok", c.proc.stderr
+    b = break_at(r, c.path.name, line_of(c.path, "hits = x.sum().item()"))
+    assert b["status"] == "removed" and b["site"]["code"] == "GM201", b
+    assert b["site"]["line"] == line_of(c.path, "if hits > 5")
+    assert r["totals"]["unreported"] == 0
 
 
 def test_case_refused_site_keeps_its_break_with_the_reason(cases):
