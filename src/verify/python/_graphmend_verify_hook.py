@@ -25,6 +25,7 @@ are mapped back to the folder they were copied from.
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
 import importlib.abc
 import importlib.machinery
@@ -515,7 +516,7 @@ class _Recorder:
         k = cc.calls
         save = k <= self.n_calls
         gap = save and self.eager_gap
-        before = _snapshot(torch, eager) if gap else None
+        before = _snapshot(torch, eager, owner=True) if gap else None
         try:
             self.dynamo_log.ensure()
         except Exception:
@@ -551,8 +552,18 @@ class _Recorder:
 
     def eager_gap_of(self, eager, args, kwargs, before, leaves):
         torch = self.torch
+        if before.get("owner_error"):
+            # The callable's object keeps Python state a call changes (a diffusers scheduler's
+            # step index and past outputs) that could not be copied: an eager call would run
+            # from the wrong state and leave the program's object a step ahead.
+            raise RuntimeError(f"state of {before['owner_error']}")
         after = _snapshot(torch, eager)
         _restore(torch, before)
+        owner, owner_after = before.get("owner"), None
+        if owner is not None:  # the eager call runs on the copy of the state before the call
+            owner_after = dict(vars(owner[0]))
+            vars(owner[0]).clear()
+            vars(owner[0]).update(owner[1])
         self.in_gap = True
         try:
             with _Silence(self), _force_eager(torch):
@@ -564,6 +575,9 @@ class _Recorder:
         finally:
             self.in_gap = False
             _restore(torch, after)
+            if owner is not None:  # the program's own state after its call, untouched
+                vars(owner[0]).clear()
+                vars(owner[0]).update(owner_after)
         return {path: (_max_abs_diff(t, ref[path], torch) if path in ref else float("inf"))
                 for path, t in leaves.items()}
 
@@ -639,9 +653,18 @@ def _resolve_backend(torch, backend, mode, options, dynamic, name):
     return backend
 
 
-def _snapshot(torch, eager):
-    """What the eager gap run must not change: RNG states and the module's tensors."""
+def _snapshot(torch, eager, owner=False):
+    """What the eager gap run must not change: RNG states and the module's tensors; with owner,
+    also a deep copy of the attributes of the object a compiled bound method belongs to when it
+    is not a module (a diffusers scheduler's `step` advances `_step_index`, appends to lists):
+    the eager call runs on that copy, and the program's object keeps what its own call left."""
     state = {"cpu": torch.get_rng_state(), "cuda": None, "tensors": []}
+    self_ = getattr(eager, "__self__", None)
+    if owner and self_ is not None and not isinstance(self_, (torch.nn.Module, type, types.ModuleType)):
+        try:
+            state["owner"] = (self_, copy.deepcopy(vars(self_)))
+        except Exception as exc:
+            state["owner_error"] = f"{type(self_).__name__} not copied: {_exc_text(exc)}"
     try:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             state["cuda"] = torch.cuda.get_rng_state_all()
