@@ -12,7 +12,10 @@ that is verify's PATH):
      names): `missing` lists those that are not, and should be empty.
 Writes docs/results/verify-outside.json.
 
-    python benchmarks/verify_outside.py [--only NAME ...] [--reuse] [--timeout S]
+    python benchmarks/verify_outside.py [--only NAME ...] [--reuse] [--verify-only] [--timeout S]
+
+(--verify-only runs of different targets may run at once; a last run with --reuse then does
+the independent counts and writes the JSON.)
 """
 import argparse
 import collections
@@ -48,6 +51,9 @@ def targets():
     return {
         "diffusers-schedulers": ("schedulers.py", sp / "diffusers" / "schedulers"),
         "torchvision-detection": ("detection.py", sp / "torchvision" / "models" / "detection"),
+        # the same driver, PATH the whole package: the breaks in torchvision/ops (boxes.py,
+        # poolers.py) are then placed at their own lines, not at the detection code's call
+        "torchvision-detection-ops": ("detection.py", sp / "torchvision"),
         "timm": ("timm_models.py", sp / "timm"),
     }
 
@@ -93,6 +99,7 @@ def run_verify(name, script, path, work, timeout):
     proc = subprocess.run(cmd, cwd=DRIVERS, capture_output=True, text=True)
     wall = time.monotonic() - start
     (work / f"{name}.verify-stderr").write_text(proc.stderr)
+    (work / f"{name}.wall").write_text(json.dumps({"wall_s": wall, "exit": proc.returncode}))
     return json.loads(report.read_text()), wall, proc.returncode
 
 
@@ -157,6 +164,7 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--work", default="/tmp/graphmend-verify-outside")
     ap.add_argument("--reuse", action="store_true", help="use the verify report already in --work")
+    ap.add_argument("--verify-only", action="store_true", help="run verify only (then --reuse)")
     ap.add_argument("--timeout", type=float, default=1500)
     args = ap.parse_args()
     work = Path(args.work)
@@ -171,11 +179,14 @@ def main():
         print(f"== {name}: verify {path}", flush=True)
         report_file = work / f"{name}.json"
         if args.reuse and report_file.exists():
-            report, verify_wall, verify_rc = json.loads(report_file.read_text()), float("nan"), None
-            verify_wall = results["targets"].get(name, {}).get("wall_s", {}).get("verify", verify_wall)
+            report = json.loads(report_file.read_text())
+            saved = json.loads((work / f"{name}.wall").read_text())
+            verify_wall, verify_rc = saved["wall_s"], saved["exit"]
         else:
             report, verify_wall, verify_rc = run_verify(name, script, path, work, args.timeout)
         print(f"   verdict {report['verdict']}, {verify_wall:.0f}s; independent run", flush=True)
+        if args.verify_only:
+            continue
         sites, ind_wall, proc = independent(script, args.timeout)
         (work / f"{name}.independent-stderr").write_text(proc.stderr)
         results["targets"][name] = summarise(name, script, path, report, verify_wall, verify_rc, sites,

@@ -4,7 +4,9 @@
 - resnet18 features_only=True (a list of feature maps),
 - vit_tiny_patch16_224 with dynamic_img_size=True on two image sizes,
 - efficientnet_b0 on a non-square image,
-- convnext_atto features_only=True, out_indices=(1, 3).
+- convnext_atto features_only=True, out_indices=(1, 3),
+- eva02_tiny (rotary position embedding) with dynamic_img_size=True on a non-square image,
+- swin_tiny features_only=True, strict_img_size=False.
 PATH for verify: the installed timm folder (models/ and layers/).
 """
 import sys
@@ -20,6 +22,9 @@ CASES = {
     "vit_tiny_dynamic_img_size": ("vit_tiny_patch16_224", {"dynamic_img_size": True}, [(1, 3, 64, 96), (1, 3, 80, 48)]),
     "efficientnet_b0_nonsquare": ("efficientnet_b0", {}, [(1, 3, 64, 128)]),
     "convnext_atto_features": ("convnext_atto", {"features_only": True, "out_indices": (1, 3)}, [(1, 3, 64, 96)]),
+    "eva02_tiny_rope_dynamic_img_size": ("eva02_tiny_patch14_224", {"dynamic_img_size": True}, [(1, 3, 112, 168)]),
+    "swin_tiny_features_nonstrict": ("swin_tiny_patch4_window7_224", {"features_only": True, "strict_img_size": False},
+                                     [(1, 3, 224, 224)]),
 }
 
 
