@@ -69,6 +69,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 def classify(reason, gb=None, context="", opcode="", text=""):
     """The cause of one graph break in a few words (benchmarks/_harness/dynamo.py classify)."""
+    # Dynamo's explanation of GB0007 names `_warnings.warn` as an example for any skipped
+    # builtin or C extension (scipy.integrate.quad): no evidence of a warnings.warn call.
+    text = text.replace("(e.g. _warnings.warn)", "")
     everything = " ".join((reason, context, text))
     low = reason.lower()
     if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):
