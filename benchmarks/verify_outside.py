@@ -173,6 +173,7 @@ def main():
     results.setdefault("targets", {})
     results["versions"] = versions()
     results["cpu_count"] = os.cpu_count()
+    plain_runs = {}
     for name, (script, path) in targets().items():
         if args.only and name not in args.only:
             continue
@@ -187,7 +188,9 @@ def main():
         print(f"   verdict {report['verdict']}, {verify_wall:.0f}s; independent run", flush=True)
         if args.verify_only:
             continue
-        sites, ind_wall, proc = independent(script, args.timeout)
+        if script not in plain_runs:  # one plain run per driver: two targets may share one
+            plain_runs[script] = independent(script, args.timeout)
+        sites, ind_wall, proc = plain_runs[script]
         (work / f"{name}.independent-stderr").write_text(proc.stderr)
         results["targets"][name] = summarise(name, script, path, report, verify_wall, verify_rc, sites,
                                              ind_wall, proc.returncode)
