@@ -184,6 +184,9 @@ def classify(reason, gb=None, context="", opcode="", text=""):
     Known causes get a fixed label (see KINDS); any other comes back as
     "other: <reason>" so the reason is never lost.
     """
+    # Dynamo's explanation of GB0007 names `_warnings.warn` as an example for any skipped
+    # builtin or C extension (scipy.integrate.quad): no evidence of a warnings.warn call.
+    text = text.replace("(e.g. _warnings.warn)", "")
     everything = " ".join((reason, context, text))
     low = reason.lower()
     if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):

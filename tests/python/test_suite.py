@@ -166,3 +166,22 @@ def test_totals_weight_by_checkpoints_and_record_failed_rows():
 def test_break_kinds(reason, gb, context, opcode, kind):
     assert classify(reason, gb, context, opcode) == kind
     assert kind in KINDS or kind.startswith(("dynamic shape (", "other: "))
+
+
+def test_a_skipped_c_extension_is_not_warnings_warn():
+    # Dynamo's explanation of GB0007 names `_warnings.warn` as an example whatever was called:
+    # scipy.integrate.quad (diffusers' LMSDiscreteScheduler) is a call to a skipped function.
+    text = ("Attempted to call function marked as skipped\n  Explanation: Dynamo does not know how to "
+            "trace the builtin `scipy.integrate._quadpack._qagse.` This function is either a Python "
+            "builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension (perhaps created with pybind).")
+    context = "module: scipy.integrate._quadpack, qualname: _qagse, skip reason: cannot determine source file"
+    reason = "Attempted to call function marked as skipped"
+    assert classify(reason, "GB0007", context, "CALL", text) == "call to a skipped function"
+    sys.path.insert(0, str(REPO / "src" / "verify" / "python"))
+    try:
+        import _graphmend_verify_hook as hook
+    finally:
+        sys.path.pop(0)
+    assert hook.classify(reason, "GB0007", context, "CALL", text) == "call to a skipped function"
+    warn_context = "module: _warnings, qualname: warn, skip reason: ..."
+    assert hook.classify(reason, "GB0007", warn_context, "CALL", text) == "warnings.warn"

@@ -182,6 +182,44 @@ def test_outputs_exceptions_and_eager_gap(program_run):
     assert len([c for c in saved["calls"] if c["callable"] == 2]) == 3
 
 
+def test_eager_gap_leaves_a_stateful_objects_state_alone(tmp_path):
+    # A diffusers scheduler's `step` reads and advances Python state (a step index, a list of
+    # past outputs). The eager gap run must start from the state before the compiled call and
+    # leave the program's object as its own call left it: the program sees the same steps with
+    # and without the gap, and the gap compares like with like.
+    script = write(tmp_path / "sched.py", """
+        import torch
+
+        class Scheduler:
+            def __init__(self):
+                self.index = 0
+                self.past = []
+                self.sigmas = torch.tensor([1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.0])
+
+            def step(self, x):
+                self.past.append(x)
+                out = x * self.sigmas[self.index] + len(self.past)
+                self.index += 1
+                return out
+
+        s = Scheduler()
+        step = torch.compile(s.step)
+        x = torch.ones(2)
+        for _ in range(3):
+            x = step(x)
+        print("index", s.index, "past", len(s.past), "x", x.tolist())
+        """)
+    plain, _ = run(script, tmp_path / "plain")
+    gap, _ = run(script, tmp_path / "gap", GRAPHMEND_VERIFY_EAGER_GAP=1)
+    assert gap.stdout == plain.stdout
+    assert "index 3 past 3" in plain.stdout
+    import torch
+
+    saved = torch.load(tmp_path / "gap" / "outputs.pt", weights_only=False)
+    assert [c["call"] for c in saved["calls"]] == [1, 2, 3]
+    assert all("gap_error" not in c and c["gaps"] == {"": 0.0} for c in saved["calls"])
+
+
 def test_redirect_runs_fixed_code_and_compare_sees_it(tmp_path):
     original, fixed = tmp_path / "A", tmp_path / "B"
     model = '''

@@ -32,6 +32,7 @@ are mapped back to the folder they were copied from.
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
 import importlib.abc
 import importlib.machinery
@@ -75,6 +76,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 def classify(reason, gb=None, context="", opcode="", text=""):
     """The cause of one graph break in a few words (benchmarks/_harness/dynamo.py classify)."""
+    # Dynamo's explanation of GB0007 names `_warnings.warn` as an example for any skipped
+    # builtin or C extension (scipy.integrate.quad): no evidence of a warnings.warn call.
+    text = text.replace("(e.g. _warnings.warn)", "")
     everything = " ".join((reason, context, text))
     low = reason.lower()
     if (gb in ("GB0170", "GB0035") or low.startswith(("data-dependent branching", "generic_jump"))
@@ -606,7 +610,7 @@ class _Recorder:
         k = cc.calls
         save = k <= self.n_calls
         gap = save and self.eager_gap
-        before = _snapshot(torch, eager) if gap else None
+        before = _snapshot(torch, eager, owner=True) if gap else None
         try:
             self.dynamo_log.ensure()
         except Exception:
@@ -642,8 +646,18 @@ class _Recorder:
 
     def eager_gap_of(self, eager, args, kwargs, before, leaves):
         torch = self.torch
+        if before.get("owner_error"):
+            # The callable's object keeps Python state a call changes (a diffusers scheduler's
+            # step index and past outputs) that could not be copied: an eager call would run
+            # from the wrong state and leave the program's object a step ahead.
+            raise RuntimeError(f"state of {before['owner_error']}")
         after = _snapshot(torch, eager)
         _restore(torch, before)
+        owner, owner_after = before.get("owner"), None
+        if owner is not None:  # the eager call runs on the copy of the state before the call
+            owner_after = dict(vars(owner[0]))
+            vars(owner[0]).clear()
+            vars(owner[0]).update(owner[1])
         self.in_gap = True
         try:
             with _Silence(self), _force_eager(torch):
@@ -655,6 +669,9 @@ class _Recorder:
         finally:
             self.in_gap = False
             _restore(torch, after)
+            if owner is not None:  # the program's own state after its call, untouched
+                vars(owner[0]).clear()
+                vars(owner[0]).update(owner_after)
         return {path: (_max_abs_diff(t, ref[path], torch) if path in ref else float("inf"))
                 for path, t in leaves.items()}
 
@@ -730,9 +747,18 @@ def _resolve_backend(torch, backend, mode, options, dynamic, name):
     return backend
 
 
-def _snapshot(torch, eager):
-    """What the eager gap run must not change: RNG states and the module's tensors."""
+def _snapshot(torch, eager, owner=False):
+    """What the eager gap run must not change: RNG states and the module's tensors; with owner,
+    also a deep copy of the attributes of the object a compiled bound method belongs to when it
+    is not a module (a diffusers scheduler's `step` advances `_step_index`, appends to lists):
+    the eager call runs on that copy, and the program's object keeps what its own call left."""
     state = {"cpu": torch.get_rng_state(), "cuda": None, "tensors": []}
+    self_ = getattr(eager, "__self__", None)
+    if owner and self_ is not None and not isinstance(self_, (torch.nn.Module, type, types.ModuleType)):
+        try:
+            state["owner"] = (self_, copy.deepcopy(vars(self_)))
+        except Exception as exc:
+            state["owner_error"] = f"{type(self_).__name__} not copied: {_exc_text(exc)}"
     try:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             state["cuda"] = torch.cuda.get_rng_state_all()
