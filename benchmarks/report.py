@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness.report_text import COMMANDS, fmt, load, missing, yes_no  # noqa: E402
 from _harness.report_text import left as _left  # noqa: E402
 from _harness.sweep_report import moe_gaps_section, moe_settings_section, sweep_section  # noqa: E402
+from report_verify import verify_section  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -450,6 +451,7 @@ def render(results: Path) -> str:
     lines += moe_gaps_section(results)
     lines += moe_settings_section(results)
     lines += corpus_section(results)
+    lines += verify_section(results)
     return "\n".join(lines).rstrip() + "\n"
 
 

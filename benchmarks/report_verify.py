@@ -1,0 +1,98 @@
+"""Section 6 of docs/RESULTS.md: `graphmend verify` (issue 30), from docs/results/verify-*.json.
+
+  verify-agreement.json  benchmarks/verify_agreement.py: verify's FX graphs against the harness's
+  verify-outside.json    benchmarks/verify_outside.py: code we did not write (diffusers, torchvision, timm)
+  verify-hub.json        Hub remote-code checkouts (see verify-hub.md for how they were made)
+  verify-batch.json      benchmarks/verify_batch.py: a folder of checkouts, -j N against --executor ray
+"""
+import json
+from pathlib import Path
+
+
+def _load(results: Path, name: str):
+    path = results / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _agreement(d) -> list[str]:
+    out = ["### 6.1 verify against the harness", "",
+           f"`benchmarks/verify_agreement.py`: {d['targets']} targets (the 26 cases, the shared checkouts, the "
+           f"reference rows at the pins, built by the harness's builders and from a bare config.json); FX graphs "
+           f"before and after equal to the harness's on {d['equal']} of {d['targets']}. {d['wall_note']}.", "",
+           "| target | harness | verify | equal | verdict | break statuses |", "| --- | --- | --- | --- | --- | --- |"]
+    for e in d["entries"]:
+        h, v = e.get("harness_graphs") or [None, None], e.get("verify_graphs") or [None, None]
+        verify = e.get("verify") or {}
+        statuses = ", ".join(f"{k} {n}" for k, n in sorted((verify.get("breaks_by_status") or {}).items()) if n)
+        out.append(f"| {e['target']} | {h[0]} -> {h[1]} | {v[0]} -> {v[1]} | {'yes' if e.get('equal') else 'NO'} | "
+                   f"{verify.get('verdict', '?')} | {statuses or 'no breaks'} |")
+    return out + [""]
+
+
+def _outside(d) -> list[str]:
+    versions = ", ".join(f"{k} {v}" for k, v in d["versions"].items())
+    out = ["### 6.2 Code we did not write", "",
+           f"`benchmarks/verify_outside.py` ({versions}); every break Dynamo logs is in verify's report with a "
+           "status (the independent check parses `TORCH_LOGS=graph_breaks` of a plain run). Details and the "
+           "unreported breaks with their code: [verify-outside.md](results/verify-outside.md).", "",
+           "| target | graphs before -> after | breaks | removed | refused | unreported | outside | missing from the report |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, t in d["targets"].items():
+        s = t["sites_by_status"]
+        check = t.get("independent_check") or t.get("check") or {}
+        missing = check.get("missing", check.get("missing_sites", "?")) if isinstance(check, dict) else "?"
+        if isinstance(missing, list):
+            missing = len(missing)
+        out.append(f"| {name} | {t['graphs_before']} -> {t['graphs_after']} | {t['breaks_before']} | {s['removed']} | "
+                   f"{s['refused']} | {s['unreported']} | {s['outside']} | {missing} |")
+    out += ["", "Unreported breaks by kind (the input of issue 31):", "", "| kind | sites | breaks |", "| --- | --- | --- |"]
+    for kind, k in d["unreported_by_kind"].items():
+        out.append(f"| {kind} | {k['sites']} | {k['breaks']} |")
+    return out + [""]
+
+
+def _hub(d) -> list[str]:
+    out = ["### 6.3 Hub remote-code checkouts", "",
+           "Real checkouts (config.json and remote code, no weights), shrunk configs, random weights: "
+           "[verify-hub.md](results/verify-hub.md).", "",
+           "| checkout | graphs before -> after | breaks | statuses | verdict |", "| --- | --- | --- | --- | --- |"]
+    for c in d.get("checkouts", []):
+        statuses = ", ".join(f"{k} {n}" for k, n in sorted((c.get("breaks_by_status") or {}).items()) if n)
+        out.append(f"| {c.get('name', c.get('repo', '?'))} | {c.get('graphs_before')} -> {c.get('graphs_after')} | "
+                   f"{c.get('breaks_before')} | {statuses or 'no breaks'} | {c.get('verdict')} |")
+    return out + [""]
+
+
+def _batch(d) -> list[str]:
+    broken = d.get("broken") or {}
+    out = ["### 6.4 A folder of checkouts: -j against Ray", "",
+           f"`benchmarks/verify_batch.py --count {d['checkouts']}`: one `graphmend verify ROOT --tiny` over "
+           f"{d['checkouts']} Hub-style checkouts (alpha, phi-a, phi-b cycled; {broken.get('count', 0)} broken on "
+           f"purpose: {broken.get('how', '')}), `-j {d['jobs']}` on this machine and `--executor ray --jobs {d['jobs']}` "
+           f"on a local Ray instance (ray {d['versions'].get('ray')}), one arm after the other. Results identical "
+           f"(statuses, verdicts, totals, breaks, graphs, outputs, messages; not times or memory): "
+           f"**{'yes' if d['identical'] else 'NO'}**. Machine: {d['machine']}; load average {d.get('load_average_at_end')} "
+           "at the end.", "",
+           "| arm | wall s | statuses | graphmend's own peak RSS MB | largest process MB | process tree peak RSS sum MB | processes at peak |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, a in d["arms"].items():
+        statuses = ", ".join(f"{k} {n}" for k, n in sorted((a.get("statuses") or {}).items()))
+        out.append(f"| {name} | {a['wall_s']} | {statuses} | {a['graphmend_hwm_mb']} | {a['waited_maxrss_mb']} | "
+                   f"{a['tree_rss_sum_peak_mb']} | {a['tree_procs_peak']} |")
+    out += ["", "graphmend's own peak is the batch process alone (VmHWM); the largest process is the largest RSS "
+            "of any process the run waited for (a model run, RUSAGE_CHILDREN); the tree sum samples every process "
+            "of the run every 0.5 s, Ray's raylet, GCS and workers included."]
+    return out + [""]
+
+
+def verify_section(results: Path) -> list[str]:
+    out = ["## 6. graphmend verify: Dynamo's own account", "",
+           "`graphmend verify` runs the code before and after the fix in fresh processes and joins every graph "
+           "break Dynamo reports with graphmend's report (docs/verify.md).", ""]
+    parts = (("verify-agreement.json", _agreement), ("verify-outside.json", _outside), ("verify-hub.json", _hub),
+             ("verify-batch.json", _batch))
+    for name, render in parts:
+        d = _load(results, name)
+        if d is not None:
+            out += render(d)
+    return out
