@@ -22,6 +22,11 @@
 namespace graphmend::output {
 
 inline constexpr std::string_view kVersion = GRAPHMEND_VERSION;  // CMakeLists.txt project(VERSION)
+
+/// A path as a SARIF artifact URI: a relative path stays relative (to the folder graphmend ran
+/// in), an absolute one becomes a file:// URI; bytes outside RFC 3986's unreserved set and '/'
+/// are percent-encoded.
+std::string uri_of(std::string_view path);
 /// The project's address, for SARIF's informationUri and helpUri (docs/rules/NAME.md under
 /// it). The project has no public address yet: `.invalid` (RFC 2606) says so.
 inline constexpr std::string_view kHomepage = "https://graphmend.invalid";

@@ -8,13 +8,6 @@
 
 namespace graphmend::output {
 
-namespace {
-
-using nlohmann::json;
-
-// A path as a URI reference: relative paths stay relative (to the folder graphmend ran
-// in), absolute ones become file:// URIs; bytes outside RFC 3986's unreserved set and '/'
-// are percent-encoded.
 std::string uri_of(std::string_view path) {
     std::string out = path.starts_with('/') ? "file://" : "";
     for (const char c : path) {
@@ -27,6 +20,10 @@ std::string uri_of(std::string_view path) {
     }
     return out;
 }
+
+namespace {
+
+using nlohmann::json;
 
 // error: a fixable site, what fails `check` (and --diff); note: fixed by `fix`; warning: the rest.
 std::string_view level_of(SiteStatus status) {

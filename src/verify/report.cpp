@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -166,6 +167,7 @@ json sarif_report(const std::vector<json>& reports) {
     json rules = json::array();
     for (const Own& o : own) rules.push_back({{"id", o.id}, {"name", o.name}, {"shortDescription", {{"text", o.text}}}});
     json results = json::array();
+    std::set<std::string> seen_codes;
     for (const json& r : reports) {
         const std::string root = r["target"].value("root", "");
         for (const json& b : r.value("breaks", json::array())) {
@@ -182,13 +184,18 @@ json sarif_report(const std::vector<json>& reports) {
                 if (!b["site"].is_object()) continue;
                 id = b["site"].value("code", "");
                 level = status == "refused" ? "warning" : "note";
+                if (!seen_codes.contains(id)) {
+                    seen_codes.insert(id);
+                    rules.push_back({{"id", id}, {"name", b["site"].value("rule", "")},
+                                     {"helpUri", fmt::format("{}/docs/rules/{}.md", output::kHomepage, id)}});
+                }
             }
             const std::string file = (fs::path(root) / b.value("file", "")).string();
             results.push_back(
                 {{"ruleId", id},
                  {"level", level},
                  {"message", {{"text", fmt::format("graph break [{}] {}: {}", joined(b["gb"]), joined(b["kind"]), status)}}},
-                 {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", "file://" + file}}},
+                 {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", output::uri_of(file)}}},
                                                                    {"region", {{"startLine", std::max(1, b.value("line", 1))}}}}}}})},
                  {"properties", {{"status", status}, {"callables", b["callables"]}}}});
         }

@@ -442,6 +442,13 @@ def test_fixed_but_left_and_new_breaks_in_sarif(findings, project):
     assert by_place[("grad.py", ln.grad_print)]["ruleId"] == "GMV002"
     assert by_place[("hidden.py", ln.graph_break)]["ruleId"] == "GMV003"
     assert by_place[("model.py", ln.branch)]["ruleId"] == "GM201"  # removed: under its site's code
+    assert "GM201" in {rule["id"] for rule in driver["rules"]}
+
+
+def test_sarif_validates_against_the_official_schema(findings):
+    jsonschema = pytest.importorskip("jsonschema")
+    from test_output_formats import sarif_schema
+    jsonschema.validate(findings["sarif"].report, sarif_schema(), cls=jsonschema.Draft4Validator)
 
 
 # --- 3 and 6. a folder of checkouts ----------------------------------------------------------
