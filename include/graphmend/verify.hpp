@@ -28,6 +28,7 @@ struct Options {
     std::string device;                // --device for the drivers: cpu (default), cuda
     bool tiny = false;                 // --tiny: the checkout driver shrinks the config
     unsigned calls = 3;                // --calls: saved outputs per compiled callable
+    unsigned repeat = 1;               // --repeat: calls a driver makes (steady-state time needs 2 or more)
     double timeout_s = 0;              // --timeout: seconds per run of COMMAND; 0: none
     unsigned jobs = 1;                 // -j: checkouts verified at once (a folder of checkouts)
     std::string executor = "local";    // --executor local | ray

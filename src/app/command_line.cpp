@@ -95,6 +95,9 @@ CLI::App* add_verify(CLI::App& app, Invocation& invocation) {
         ->required();
     cmd->add_option("--device", v.device, "the drivers' device: cpu (default), cuda");
     cmd->add_flag("--tiny", v.tiny, "a checkout's model is shrunk (fewer, smaller layers), as the sweep does");
+    cmd->add_option("--repeat", v.repeat,
+                    "calls of the model a checkout or file driver makes (default 1; 2 or more give a steady-state time)")
+        ->check(CLI::Range(1u, 1000u));
     cmd->add_option("-j,--jobs", v.jobs, "checkouts verified at once (a folder of checkouts)")->check(CLI::Range(1u, 256u));
     cmd->add_option("--executor", v.executor, "local (default) or ray: where a folder of checkouts runs")
         ->check(CLI::IsMember({"local", "ray"}));

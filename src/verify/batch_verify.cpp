@@ -25,6 +25,7 @@ std::vector<std::string> child_flags(const Options& opt) {
     if (!opt.python.empty()) a.insert(a.end(), {"--python", opt.python});
     if (!opt.device.empty()) a.insert(a.end(), {"--device", opt.device});
     if (opt.tiny) a.push_back("--tiny");
+    if (opt.repeat > 1) a.insert(a.end(), {"--repeat", std::to_string(opt.repeat)});
     if (opt.unsafe_fixes) a.push_back("--unsafe-fixes");
     if (!opt.eager_gap) a.push_back("--no-eager-gap");
     if (opt.timeout_s > 0) a.insert(a.end(), {"--timeout", fmt::format("{}", opt.timeout_s)});

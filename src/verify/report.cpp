@@ -22,7 +22,7 @@ std::string joined(const json& list, std::string_view sep = ", ") {
 
 std::string number(const json& v) { return v.is_number() ? v.dump() : "-"; }
 
-std::string seconds(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; }
+std::string seconds(const json& v) { return v.is_number() ? fmt::format("{:.3g}", v.get<double>()) : "-"; }
 
 std::string run_line(const char* name, const json& run) {
     if (run.value("error", "") == kNotRun) return fmt::format("{}: {}", name, kNotRun);
@@ -126,12 +126,15 @@ std::string text_report(const json& r) {
         }
     }
     if (!r["callables"].empty()) {
-        out += fmt::format("\n  {:<32} {:<10} {:<12} {}\n", "compiled callable", "FX graphs", "graph breaks",
-                           "first call, steady call (s)");
+        bool compiled = false;  // the backend's compile time is known (--backend user)
+        for (const json& c : r["callables"]) compiled = compiled || c["compile_s_before"].is_number();
+        out += fmt::format("\n  {:<32} {:<10} {:<12} {}{}\n", "compiled callable", "FX graphs", "graph breaks",
+                           "first call, steady call (s)", compiled ? "; compile (s)" : "");
         for (const json& c : r["callables"]) {
-            out += fmt::format("  {:<32} {:<10} {:<12} {}, {}\n", c.value("name", "?"), arrow(c["graphs_before"], c["graphs_after"]),
+            out += fmt::format("  {:<32} {:<10} {:<12} {}, {}{}\n", c.value("name", "?"), arrow(c["graphs_before"], c["graphs_after"]),
                                arrow(c["breaks_before"], c["breaks_after"]), arrow(c["first_call_s_before"], c["first_call_s_after"], true),
-                               arrow(c["steady_s_before"], c["steady_s_after"], true));
+                               arrow(c["steady_s_before"], c["steady_s_after"], true),
+                               compiled ? "; " + arrow(c["compile_s_before"], c["compile_s_after"], true) : "");
         }
     }
     if (!r["breaks"].empty()) {

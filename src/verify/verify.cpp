@@ -21,6 +21,7 @@ std::string shell_words(const std::vector<std::string>& argv) {
 // The driver's flags that verify's own flags set.
 void driver_flags(const Options& opt, std::vector<std::string>& argv, bool checkout) {
     if (checkout && opt.tiny) argv.push_back("--tiny");
+    if (opt.repeat > 1) argv.insert(argv.end(), {"--calls", std::to_string(opt.repeat)});
     if (!opt.device.empty()) {
         argv.push_back("--device");
         argv.push_back(opt.device);
