@@ -205,3 +205,52 @@ def test_checkout_driver_without_config_exits_1(tmp_path):
     assert proc.returncode == 1
     assert "config.json" in proc.stderr and "Traceback" in proc.stderr
     assert proc.stdout == "" and counts is None
+
+
+# Remote code that leaves its weights to from_pretrained (ChatGLM2: skip_init, torch.empty, no
+# post_init): built by the driver, its weights must be random numbers, the same in every run.
+UNINITIALISED = {
+    "config.json": '{"model_type": "omega", "initializer_range": 0.5, '
+                   '"auto_map": {"AutoConfig": "configuration_omega.OmegaConfig", '
+                   '"AutoModel": "modeling_omega.OmegaModel"}}',
+    "configuration_omega.py": textwrap.dedent('''
+        from transformers import PretrainedConfig
+
+        class OmegaConfig(PretrainedConfig):
+            model_type = "omega"
+    '''),
+    "modeling_omega.py": textwrap.dedent('''
+        import torch
+        from torch import nn
+        from torch.nn.utils import skip_init
+
+        class OmegaModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.proj = skip_init(nn.Linear, 64, 64)
+                self.norm = nn.Parameter(torch.empty(64))
+                self.scale = nn.Parameter(torch.full((64,), 3.0))
+
+            def forward(self, hidden_states):
+                w = self.proj.weight
+                print("omega", bool(torch.isfinite(w).all()), round(w.std().item(), 1),
+                      self.proj.bias.abs().sum().item(), self.norm.sum().item(), self.scale.sum().item(),
+                      w.sum().item())
+                return self.proj(hidden_states) * self.norm * self.scale
+    '''),
+}
+
+
+def test_checkout_driver_gives_uninitialised_weights_random_values(tmp_path):
+    checkout = tmp_path / "omega"
+    checkout.mkdir()
+    for name, text in UNINITIALISED.items():
+        (checkout / name).write_text(text)
+    lines = []
+    for _ in range(2):
+        proc, counts = run_driver("_graphmend_verify_checkout", [checkout], tmp_path)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        lines.append(proc.stdout)
+    words = lines[0].split()
+    assert words[:6] == ["omega", "True", "0.5", "0.0", "64.0", "192.0"], lines[0]
+    assert lines[0] == lines[1]

@@ -18,7 +18,12 @@ HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE are set unless the environment sets them
   sweep's Auto class for the model_type (AutoModelForCausalLM for gpt2, AutoModelForMaskedLM for
   bert, ...); else `transformers.AutoModel`. Built with `_from_config(config)` (what
   `AutoModel.from_config` does), or `Class(config)` for a plain nn.Module, after
-  `torch.manual_seed(0)`; then `.to(dtype)`, `.to(device)`, `eval()`.
+  `torch.manual_seed(0)`, with memory left uninitialised filled with NaN (deterministic
+  algorithms on, while it is built); a floating parameter that then holds NaN (the model's code
+  never initialised it: `skip_init`, `torch.empty`, no `post_init`, as in ChatGLM2's remote
+  code) gets random values: a bias 0, another 1-D parameter 1, else normal(0,
+  initializer_range or 0.02), from a generator of its own seeded 0; then `.to(dtype)`,
+  `.to(device)`, `eval()`.
 - the inputs (made after `torch.manual_seed(0)`, as the harness does), from the names the
   model's `forward` takes, the harness's shapes (batch 1, 8 tokens):
   `input_ids` (1, 8) over the vocabulary, plus `decoder_input_ids` (1, 8) for an
@@ -256,12 +261,51 @@ def build_model(checkout, raw, config):
     import torch
 
     cls, how = model_class(checkout, raw, config)
-    torch.manual_seed(0)
-    if how == "from_config":
-        return cls.from_config(config)
-    if hasattr(cls, "_from_config"):
-        return cls._from_config(config)
-    return cls(config)
+    # Memory the model's code leaves uninitialised (torch.empty parameters, skip_init, no
+    # post_init: remote code that counts on from_pretrained loading every weight) is filled with
+    # NaN while the model is built, and then given random values: else it holds whatever the
+    # allocator had, different from run to run, NaN often, and the outputs prove nothing.
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        torch.manual_seed(0)
+        if how == "from_config":
+            model = cls.from_config(config)
+        elif hasattr(cls, "_from_config"):
+            model = cls._from_config(config)
+        else:
+            model = cls(config)
+    finally:
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    init_uninitialized(model, config)
+    return model
+
+
+def init_uninitialized(model, config):
+    """Give random values to the floating parameters that hold NaN after building; their names.
+
+    What transformers' own _init_weights does: a bias 0, another 1-D parameter (a norm's weight) 1,
+    anything else normal(0, config.initializer_range or 0.02); from a generator seeded 0, so the
+    global RNG the inputs come from is left as it was."""
+    import torch
+
+    std = getattr(config, "initializer_range", None)
+    std = std if isinstance(std, float) and std > 0 else 0.02
+    generator = torch.Generator().manual_seed(0)
+    names = []
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if not param.is_floating_point() or not bool(torch.isnan(param).any()):
+                continue
+            names.append(name)
+            if name.rpartition(".")[2] == "bias":
+                param.zero_()
+            elif param.dim() == 1:
+                param.fill_(1.0)
+            else:
+                param.copy_(torch.empty(param.shape, dtype=torch.float32).normal_(0.0, std, generator=generator))
+    return names
 
 
 # --- the inputs ------------------------------------------------------------------------------
