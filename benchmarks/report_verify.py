@@ -53,13 +53,18 @@ def _outside(d) -> list[str]:
 
 def _hub(d) -> list[str]:
     out = ["### 6.3 Hub remote-code checkouts", "",
-           "Real checkouts (config.json and remote code, no weights), shrunk configs, random weights: "
-           "[verify-hub.md](results/verify-hub.md).", "",
-           "| checkout | graphs before -> after | breaks | statuses | verdict |", "| --- | --- | --- | --- | --- |"]
-    for c in d.get("checkouts", []):
-        statuses = ", ".join(f"{k} {n}" for k, n in sorted((c.get("breaks_by_status") or {}).items()) if n)
-        out.append(f"| {c.get('name', c.get('repo', '?'))} | {c.get('graphs_before')} -> {c.get('graphs_after')} | "
-                   f"{c.get('breaks_before')} | {statuses or 'no breaks'} | {c.get('verdict')} |")
+           "Real checkouts (config.json and remote code from GitHub copies of Hub repositories, no weights), "
+           "configs shrunk by hand, random weights: [verify-hub.md](results/verify-hub.md).", "",
+           "| checkout | run | graphs before -> after | break records | sites by status | verdict | missing from the report |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for c in d["checkouts"]:
+        for r in c["runs"]:
+            statuses = ", ".join(f"{k} {n}" for k, n in sorted(r.get("break_records_by_status", {}).items()) if n)
+            check = r.get("independent_check") or {}
+            missing = check.get("missing_from_verify", check.get("missing", "?"))
+            out.append(f"| {c['repo']} | {r['variant']} | {r['graphs_before']} -> {r['graphs_after']} | "
+                       f"{r['breaks_before']} | {statuses or 'no breaks'} | {r['verdict']} | "
+                       f"{len(missing) if isinstance(missing, list) else missing} |")
     return out + [""]
 
 
