@@ -20,6 +20,7 @@ struct Claimed {
     std::string code, what;
     std::vector<std::string> broke_at;  // "file:line [GB]" of the original's breaks it covers
     std::string why;                    // why it is reverted; empty: kept
+    std::string condition;              // a fixed-when site's condition
     [[nodiscard]] std::string hold() const { return fmt::format("{}:{}:{}", file, line, code); }
 };
 
@@ -32,32 +33,42 @@ std::vector<Claimed> claimed_sites(const Pair& pair) {
         for (const json& s : f.value("sites", json::array())) {
             const std::string status = s.value("status", "");
             if (status != "fixed" && status != "fixed-when") continue;
-            out.push_back({rel.generic_string(), s.value("line", 0), s.value("code", ""), s.value("what", ""), {}, {}});
+            Claimed c{rel.generic_string(), s.value("line", 0), s.value("code", ""), s.value("what", ""), {}, {}, {}};
+            if (s["condition"].is_string()) c.condition = s["condition"].get<std::string>();
+            out.push_back(std::move(c));
         }
     }
     return out;
 }
 
+// Outputs and messages kept, both runs ran: the verdict says nothing worse than a break left
+// (which decide() judges site by site).
 bool behaviour_kept(const json& report) {
     const std::string v = report.value("verdict", "");
-    return v == "ok";
+    return v == "ok" || v == "fix-failed";
 }
 
-// Decides on each claimed site from one joined report: reverted where its break stayed, where a
-// break appeared inside it, or where the command never made its break.
-void decide(std::vector<Claimed>& sites, const json& report) {
-    for (Claimed& c : sites) {
+// Decides on the claimed sites `which` (all when empty) from one joined report: reverted where
+// its break stayed or a break appeared inside it, and, when `unproven` counts, where the command
+// never made its break.
+void decide(std::vector<Claimed>& sites, const json& report, bool unproven, const std::set<std::size_t>& which = {}) {
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+        Claimed& c = sites[i];
+        if (!c.why.empty() || (!which.empty() && !which.contains(i))) continue;
         bool covered = false;
         for (const json& b : report.value("breaks", json::array())) {
             if (!b["site"].is_object() || b.value("file", "") != c.file) continue;
             if (b["site"].value("line", 0) != c.line || b["site"].value("code", "") != c.code) continue;
             const std::string status = b.value("status", "");
             const std::string where = fmt::format("{}:{}", b.value("file", ""), b.value("line", 0));
-            if (status == "fixed-but-left" && c.why.empty()) c.why = fmt::format("the graph break at {} stayed after the fix", where);
+            const std::string condition = c.condition.empty() ? "" : fmt::format(" (it is fixed when: {})", c.condition);
+            if (status == "fixed-but-left" && c.why.empty()) {
+                c.why = fmt::format("the graph break at {} stayed after the fix{}", where, condition);
+            }
             if (status == "new" && c.why.empty()) c.why = fmt::format("the fix made a graph break at {}", where);
             if (status == "removed") covered = true;
         }
-        if (!covered && c.why.empty()) c.why = "the command made no graph break at this site: the fix is unproven";
+        if (unproven && !covered && c.why.empty()) c.why = "the command made no graph break at this site: the fix is unproven";
     }
 }
 
@@ -75,35 +86,53 @@ std::size_t kept_count(const std::vector<Claimed>& sites) {
     return n;
 }
 
-// With the reverted sites left out, checks that the rest keeps behaviour; if not, tries each
-// remaining site alone (at most kMaxTrials) and keeps those that keep it, then checks them together.
+// With the reverted sites held back, runs the rest together until it keeps behaviour and no kept
+// fix leaves its break (a break can depend on the others: at most kMaxRounds). When behaviour
+// changes, tries each remaining site alone (at most kMaxTrials) and keeps those that keep it
+// and remove their break, then checks them together once more.
 void confirm(const Options& opt, const Pair& base, const fs::path& work, std::vector<Claimed>& sites) {
     constexpr std::size_t kMaxTrials = 8;
+    constexpr int kMaxRounds = 3;
     int trial = 0;
     auto attempt = [&](const std::set<std::size_t>& extra) {
         const Pair p = rerun_fixed(opt, base, work / fmt::format("trial-{}", ++trial), holds(sites, extra));
         return join(opt, p);
     };
-    if (kept_count(sites) == 0) return;
-    const json together = attempt({});
-    if (behaviour_kept(together)) return;
+    json together;
+    for (int round = 0; round < kMaxRounds && kept_count(sites) > 0; ++round) {
+        const std::size_t kept = kept_count(sites);
+        together = attempt({});
+        if (!behaviour_kept(together)) break;
+        decide(sites, together, false);
+        if (kept_count(sites) == kept) return;
+    }
+    if (kept_count(sites) == 0 || behaviour_kept(together)) return;
     std::vector<std::size_t> candidates;
     for (std::size_t i = 0; i < sites.size(); ++i) {
         if (sites[i].why.empty()) candidates.push_back(i);
     }
-    const std::string changed = fmt::format("outputs or messages differ with it ({})", together.value("verdict", ""));
+    const std::string changed = fmt::format("the fixed run fails or its outputs or messages differ ({})",
+                                            together.value("verdict", ""));
     if (candidates.size() > kMaxTrials) {
-        for (std::size_t i : candidates) sites[i].why = changed + "; too many fixes to try one by one";
+        for (std::size_t i : candidates) sites[i].why = "with the other fixes, " + changed + "; too many to try one by one";
         return;
     }
     for (std::size_t i : candidates) {
         std::set<std::size_t> others(candidates.begin(), candidates.end());
         others.erase(i);
-        if (!behaviour_kept(attempt(others))) sites[i].why = fmt::format("with this fix alone, {}", changed);
+        const json alone = attempt(others);
+        if (!behaviour_kept(alone)) {
+            sites[i].why = "with this fix alone, " + changed;
+        } else {
+            decide(sites, alone, false, {i});
+        }
     }
-    if (kept_count(sites) > 0 && !behaviour_kept(attempt({}))) {
-        for (std::size_t i : candidates) {
-            if (sites[i].why.empty()) sites[i].why = "the fixes that keep behaviour one by one do not keep it together";
+    if (kept_count(sites) > 0) {
+        const json last = attempt({});
+        if (!behaviour_kept(last)) {
+            for (std::size_t i : candidates) {
+                if (sites[i].why.empty()) sites[i].why = "the fixes that keep behaviour one by one do not keep it together";
+            }
         }
     }
 }
@@ -127,7 +156,7 @@ int run_fix_verify(const Options& opt, const std::function<int(const std::vector
         return 2;
     }
     std::vector<Claimed> sites = claimed_sites(pair);
-    decide(sites, report);
+    decide(sites, report, true);
     confirm(opt, pair, work.root(), sites);
     std::vector<std::string> held;
     for (const Claimed& c : sites) {

@@ -76,6 +76,9 @@ std::string break_line(const json& b) {
         const json& s = b["site"];
         site = fmt::format("  {} {}", s.value("code", ""), s.value("rule", ""));
         if (!s.value("reason", "").empty() && b.value("status", "") == "refused") site += ": " + s.value("reason", "");
+        if (s["condition"].is_string() && b.value("status", "") != "refused") {
+            site += fmt::format(" (fixed when: {})", s["condition"].get<std::string>());
+        }
     }
     std::string via;
     if (const json v = b.value("via", json::array()); !v.empty()) {

@@ -381,6 +381,7 @@ def test_fix_verify_reverts_a_deferred_call_that_falls_back(fix_verify, project)
     for name, run in fix_verify.items():
         line = decision(run.proc, "grad.py", project.lines.grad_print)
         assert "reverted" in line and "stayed" in line, (name, line)
+        assert "fixed when: no message tensor requiring grad" in line, line  # the condition that failed
         assert unchanged(project, run.root, "pkg/grad.py")
 
 
