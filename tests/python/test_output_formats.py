@@ -167,7 +167,7 @@ def test_an_unknown_command_is_named_with_the_closest_one(files, word, suggestio
     if suggestion:
         assert first == f"error: unknown command `{word}` (did you mean `{suggestion}`?)"
     else:
-        assert first == f"error: unknown command `{word}`; the commands are `fix`, `check`, `rule`"
+        assert first == f"error: unknown command `{word}`; the commands are `fix`, `check`, `rule`, `verify`"
     assert proc.stdout == ""
 
 
