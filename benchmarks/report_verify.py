@@ -14,7 +14,7 @@ def _load(results: Path, name: str):
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _agreement(d) -> list[str]:
+def _agreement(d, rerun=None) -> list[str]:
     out = ["### 6.1 verify against the harness", "",
            f"`benchmarks/verify_agreement.py`: {d['targets']} targets (the 26 cases, the shared checkouts, the "
            f"reference rows at the pins, built by the harness's builders and from a bare config.json); FX graphs "
@@ -26,6 +26,11 @@ def _agreement(d) -> list[str]:
         statuses = ", ".join(f"{k} {n}" for k, n in sorted((verify.get("breaks_by_status") or {}).items()) if n)
         out.append(f"| {e['target']} | {h[0]} -> {h[1]} | {v[0]} -> {v[1]} | {'yes' if e.get('equal') else 'NO'} | "
                    f"{verify.get('verdict', '?')} | {statuses or 'no breaks'} |")
+    if rerun is not None:
+        out += ["", f"The cases and checkouts again with a later build (`{rerun['command']}`, "
+                "verify-agreement-cases.json): graphs equal on "
+                f"{rerun['equal']} of {rerun['targets']}, the same statuses; {rerun['verify_wall_s_total']} s of "
+                "verify in all."]
     return out + [""]
 
 
@@ -100,5 +105,5 @@ def verify_section(results: Path) -> list[str]:
     for name, render in parts:
         d = _load(results, name)
         if d is not None:
-            out += render(d)
+            out += render(d, _load(results, "verify-agreement-cases.json")) if render is _agreement else render(d)
     return out

@@ -168,6 +168,10 @@ std::vector<std::string> config_flags(const config::CliFlags& f) {
     codes("--ignore", f.ignore);
     if (f.no_respect_gitignore) out.push_back("--no-respect-gitignore");
     if (f.no_unsafe_fixes) out.push_back("--no-unsafe-fixes");
+    if (!f.extend_exclude.empty()) {
+        fmt::print(stderr, "warning: --extend-exclude is not applied to verify's fixed copy (its globs name the "
+                           "working folder's files)\n");
+    }
     return out;
 }
 
