@@ -98,6 +98,11 @@ std::vector<BatchOutcome> run_local(const Options& opt, const std::vector<fs::pa
                             fs::remove(err, ec);
                             std::string tail = s.str();
                             if (tail.size() > 2000) tail = tail.substr(tail.size() - 2000);
+                            if (r.interrupted) {  // stopped by SIGINT: whatever its child reported is cut short
+                                BatchOutcome o{"interrupted", c.string() + ": interrupted", r.wall_s, r.peak_rss_kb,
+                                               {{"checkout", c.string()}, {"error", "interrupted"}}};
+                                return o;
+                            }
                             return outcome_of(c.string(), r.exit_code, r.signal, r.timed_out, r.wall_s, r.peak_rss_kb, r.out,
                                               tail, r.started ? "" : r.error);
                         }});
@@ -141,8 +146,16 @@ int run_batch_verify(const Options& given, const std::vector<fs::path>& checkout
     for (const BatchOutcome& o : outcomes) {
         ++statuses[o.status];
         totals["peak_rss_kb"] = std::max(totals["peak_rss_kb"].get<long>(), o.peak_rss_kb);
-        json entry = o.data;
+        json entry = o.data.is_object() ? o.data : json::object();
         entry["status"] = o.status;
+        // Every entry has the schema's keys (docs/verify-report.schema.json), also one a batch
+        // never started (interrupted) or whose child left no report.
+        const std::pair<const char*, json> defaults[] = {{"checkout", o.line.substr(0, o.line.find(": "))},
+                                                         {"exit_code", -1}, {"wall_s", o.wall_s},
+                                                         {"peak_rss_kb", o.peak_rss_kb}, {"report", nullptr}};
+        for (const auto& [key, value] : defaults) {
+            if (!entry.contains(key)) entry[key] = value;
+        }
         if (entry.contains("report") && entry["report"].is_object()) {
             const json& t = entry["report"]["totals"];
             for (const char* k : {"graphs_before", "graphs_after", "breaks_before", "breaks_after", "removed",
