@@ -12,8 +12,10 @@ DynamoLog (below) collects where each break happened and why each recompile did.
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
+from pathlib import Path
 
 import torch
 import torch._dynamo
@@ -174,66 +176,23 @@ KINDS = (
 )
 
 
-def classify(reason, gb=None, context="", opcode="", text=""):
-    """The cause of one graph break, in a few words, from Dynamo's reason.
+def _load_hook():
+    """graphmend verify's hook (src/verify/python/_graphmend_verify_hook.py), loaded by path: it
+    must stand alone in the user's Python, so it holds the one classify() the harness uses too.
+    Importing it installs nothing (its install() is sitecustomize's to call)."""
+    path = Path(__file__).resolve().parents[2] / "src" / "verify" / "python" / "_graphmend_verify_hook.py"
+    spec = importlib.util.spec_from_file_location("_graphmend_verify_hook", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    reason: the first line of Dynamo's reason (its graph-break type, e.g. "Data-dependent
-    branching"); gb: its registry code ("GB0170") when the message names one; context: the
-    "Developer debug context" line; opcode: the bytecode Dynamo was tracing (CALL,
-    BINARY_SUBSCR, ...); text: the whole reason, for what the other fields do not say.
-    Known causes get a fixed label (see KINDS); any other comes back as
-    "other: <reason>" so the reason is never lost.
-    """
-    # Dynamo's explanation of GB0007 names `_warnings.warn` as an example for any skipped
-    # builtin or C extension (scipy.integrate.quad): no evidence of a warnings.warn call.
-    text = text.replace("(e.g. _warnings.warn)", "")
-    everything = " ".join((reason, context, text))
-    low = reason.lower()
-    if gb in ("GB0170", "GB0035") or low.startswith("data-dependent branching"):
-        return "data-dependent branch"
-    if gb in ("GB0034", "GB0171", "GB0002") or "assert" in low:
-        return "data-dependent assert"
-    if gb == "GB0124" or "tensor.item()" in low:
-        return ".item()"
-    if gb == "GB0109" or ".tolist()" in low or "tolist" in context:
-        return ".tolist()"
-    if gb in ("GB0036", "GB0037") or low.startswith("dynamic shape operator"):
-        op = _ATEN_OP.search(everything)
-        if op and op[1] == "nonzero":
-            return "boolean mask index (nonzero)" if opcode.endswith("SUBSCR") else "nonzero"
-        return f"dynamic shape ({op[0]})" if op else "dynamic shape"
-    if gb == "GB0033" or low.startswith("data dependent operator"):
-        if "_local_scalar_dense" in everything:
-            return "tensor read as a Python number"
-        op = _ATEN_OP.search(everything)
-        return f"data-dependent operator ({op[0]})" if op else "data-dependent operator"
-    if gb == "GB0038" or "dynamic slicing" in low:
-        return "dynamic shape (slice by tensor)"
-    if gb in ("GB0018", "GB0246") or "unbacked" in low or "data-dependent output shape" in low:
-        return "dynamic shape"
-    if gb == "GB0291" or "logging.logger" in low:
-        return "logging"
-    if re.search(r"\bprint\b", context) and (gb == "GB0059" or "builtin operator" in low):
-        return "print"
-    if "warnings.warn" in everything or "_warnings" in context:
-        return "warnings.warn"
-    if gb in ("GB0098", "GB0099") or "torch.compiler.disable" in low:
-        return "torch.compiler.disable"
-    if gb in ("GB0007", "GB0008", "GB0009") or "marked as skipped" in low:
-        return "call to a skipped function"
-    if gb == "GB0142" or "context manager" in low:
-        return "unsupported context manager"
-    if gb in ("GB0105", "GB0231", "GB0290", "GB0293", "GB0294") or "numpy" in low:
-        return "numpy"
-    if gb in ("GB0088", "GB0089") or "exception" in low:
-        return "exception"
-    if gb == "GB0064" or "fake tensor" in low:
-        return "fake tensor propagation"
-    if "c-implemented" in low or "builtin" in low:
-        return "unsupported builtin"
-    if gb in ("GB0147", "GB0148", "GB0156") or low.startswith("unsupported"):
-        return f"unsupported: {reason}"
-    return f"other: {reason}" if reason else "other"
+
+# The cause of one graph break, in a few words, from Dynamo's reason: classify(reason, gb,
+# context, opcode, text), with reason the first line of Dynamo's reason, gb its registry code
+# ("GB0170") when the message names one, context the "Developer debug context" line, opcode the
+# bytecode Dynamo was tracing, text the whole reason. Known causes get a label of KINDS; any other
+# comes back as "other: <reason>" so the reason is never lost.
+classify = _load_hook().classify
 
 
 # Dynamo's first lines around the real reason ("...trace CALL: a function call ...:").
@@ -245,4 +204,3 @@ _FILE_QUOTED = re.compile(r'File "(/[^"]+)"')
 _GB_CODE = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
 _CONTEXT = re.compile(r"Developer debug context:(.*)")
 _OPCODE = re.compile(r"attempting to trace ([A-Z_]+)")
-_ATEN_OP = re.compile(r"aten\.(\w+)(?:\.\w+)?")
