@@ -66,10 +66,9 @@ import inspect
 import json
 import os
 import sys
-import traceback
+from _graphmend_verify_driver import COUNT_ENV, compile_and_call, run_main  # noqa: F401  (COUNT_ENV: tests)
 
 PACKAGE = "graphmend_checkout"
-COUNT_ENV = "GRAPHMEND_VERIFY_DRIVER_COUNT"
 
 # --- the sweep's sizes (benchmarks/_harness/models.py, sweep.py; copied: this file stands alone) ---
 VOCAB, SEQ = 128, (1, 8)
@@ -353,15 +352,6 @@ def make_inputs(model, config, dtype, attention_mask=False):
 
 # --- running ---------------------------------------------------------------------------------
 
-class _Counter:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
-
-
 def run(args):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -381,32 +371,11 @@ def run(args):
     torch.manual_seed(0)
     inputs = {k: v.to(args.device) for k, v in make_inputs(model, config, dtype, args.attention_mask).items()}
 
-    count_path = os.environ.get(COUNT_ENV)
-    counter = _Counter() if count_path else None
-    compiled = (torch.compile(model, backend=counter, dynamic=False) if counter
-                else torch.compile(model, dynamic=False))
-    per_call = []
-    with torch.no_grad():
-        for _ in range(args.calls):
-            before = counter.graphs if counter else 0
-            compiled(**inputs)
-            if counter:
-                per_call.append(counter.graphs - before)
-    if counter:
-        with open(count_path, "w", encoding="utf-8") as f:
-            json.dump({"graphs": counter.graphs, "per_call": per_call}, f)
+    compile_and_call(torch, model, args.calls, lambda compiled: compiled(**inputs))
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        run(args)
-    except BaseException as exc:  # noqa: BLE001  (SystemExit from model code included)
-        if isinstance(exc, SystemExit) and exc.code in (0, None):
-            return 0
-        traceback.print_exc(file=sys.stderr)
-        return 1
-    return 0
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":

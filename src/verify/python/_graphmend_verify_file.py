@@ -38,12 +38,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 import os
 import sys
-import traceback
+from _graphmend_verify_driver import COUNT_ENV, compile_and_call, run_main  # noqa: F401  (COUNT_ENV: tests)
 
-COUNT_ENV = "GRAPHMEND_VERIFY_DRIVER_COUNT"
 
 
 class FileError(Exception):
@@ -104,15 +102,6 @@ def _fresh(value):
     return value
 
 
-class _Counter:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
-
-
 def run(args):
     path = os.path.abspath(args.file)
     if not os.path.isfile(path):
@@ -136,32 +125,11 @@ def run(args):
         raise FileError(f"example_inputs() returned a {type(inputs).__name__}: want a tuple of positional "
                         "arguments or a dict of keyword arguments")
 
-    count_path = os.environ.get(COUNT_ENV)
-    counter = _Counter() if count_path else None
-    compiled = (torch.compile(model, backend=counter, dynamic=False) if counter
-                else torch.compile(model, dynamic=False))
-    per_call = []
-    with torch.no_grad():
-        for _ in range(args.calls):
-            before = counter.graphs if counter else 0
-            compiled(*_fresh(args_in), **_fresh(kwargs_in))
-            if counter:
-                per_call.append(counter.graphs - before)
-    if counter:
-        with open(count_path, "w", encoding="utf-8") as f:
-            json.dump({"graphs": counter.graphs, "per_call": per_call}, f)
+    compile_and_call(torch, model, args.calls, lambda compiled: compiled(*_fresh(args_in), **_fresh(kwargs_in)))
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        run(args)
-    except BaseException as exc:  # noqa: BLE001  (SystemExit from model code included)
-        if isinstance(exc, SystemExit) and exc.code in (0, None):
-            return 0
-        traceback.print_exc(file=sys.stderr)
-        return 1
-    return 0
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":
