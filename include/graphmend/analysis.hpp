@@ -145,6 +145,10 @@ struct SourceFile {
     /// mentions of a name tests (mentions) before it parses a file. Empty: computed by
     /// Project's constructor.
     std::vector<std::uint32_t> words{};
+    /// Lines (1-based) whose innermost enclosing `def` runs under torch.compile, told from
+    /// outside the sources: `graphmend verify` passes the frames Dynamo traced in the original
+    /// run (--scope-root). Each such function is an entry point of the compiled scope.
+    std::vector<std::uint32_t> scope_roots{};
 };
 
 /// The source of a file: its tree's text, its held `text`, or its file read again from disk

@@ -17,6 +17,10 @@ struct FileSettings {
     /// is reported refused, with held_reason.
     std::vector<std::pair<std::uint32_t, std::string>> held;
     std::string held_reason;
+    /// Lines (1-based) whose innermost enclosing `def` runs under torch.compile (--scope-root:
+    /// verify passes the frames Dynamo traced in the original run): entry points of the
+    /// compiled scope besides the ones the sources show.
+    std::vector<std::uint32_t> scope_roots;
 };
 
 }  // namespace graphmend

@@ -57,8 +57,11 @@ int run_verify(const Options& opt);
 /// and messages are kept (with the other kept fixes); reverted, with the reason printed, where
 /// the break stayed, a break appeared inside it, the command made no break there, or behaviour
 /// changed. `apply` then writes the user's files (a `fix` session) with the reverted sites held
-/// back, given as PATH:LINE:CODE; its exit code is returned. Nothing is written when the
-/// original run fails (exit 2).
-int run_fix_verify(const Options& opt, const std::function<int(const std::vector<std::string>&)>& apply);
+/// back, given as PATH:LINE:CODE, and the frames Dynamo traced in the original run as PATH:LINE
+/// (entry points of the compiled scope, --scope-root); its exit code is returned. Nothing is
+/// written when the original run fails (exit 2).
+int run_fix_verify(const Options& opt,
+                   const std::function<int(const std::vector<std::string>& held, const std::vector<std::string>& roots)>&
+                       apply);
 
 }  // namespace graphmend::verify

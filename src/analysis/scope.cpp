@@ -120,6 +120,7 @@ struct Project::ScopeWalk {
     std::vector<bool> load_entry_files();
     void add_forwards();
     void add_compiled(std::size_t f);
+    void add_roots(std::size_t f);
     void walk_calls(const FunctionRef& ref);
     void run();
 
@@ -273,7 +274,7 @@ std::vector<bool> Project::ScopeWalk::load_entry_files() {
         for (const auto& [name, info] : p.files_[f].index.classes) {
             forward = forward || (info.methods.contains("forward") && p.is_module_class(f, name));
         }
-        if (forward || compiles[f]) entries.push_back(f);
+        if (forward || compiles[f] || !p.files_[f].scope_roots.empty()) entries.push_back(f);
     }
     p.load(entries);
     return compiles;
@@ -316,6 +317,27 @@ void Project::ScopeWalk::add_compiled(std::size_t f) {
         }
         return true;
     });
+}
+
+// Entry points 3: the functions holding the lines told from outside (SourceFile::scope_roots:
+// the frames Dynamo traced, as `graphmend verify` saw them in the original run). A line outside
+// every `def` (module level) adds nothing.
+void Project::ScopeWalk::add_roots(std::size_t f) {
+    const syntax::Tree& tree = p.files_[f].tree;
+    const syntax::SourceText& text = tree.source();
+    for (const std::uint32_t line : p.files_[f].scope_roots) {
+        std::uint32_t at = text.line_start(line);
+        const std::uint32_t end = text.line_start(line + 1);
+        const std::string_view whole = text.text();
+        while (at < end && at < whole.size() && (whole[at] == ' ' || whole[at] == '\t')) ++at;
+        if (at >= whole.size()) continue;
+        for (Node n = tree.root().descendant(at, at); n; n = n.parent()) {
+            if (n.is("function_definition")) {
+                add(f, n);
+                break;
+            }
+        }
+    }
 }
 
 // The functions and methods the calls of one function in the walk run.
@@ -372,6 +394,7 @@ void Project::compute_scope() {
     walk.add_forwards();
     for (const std::size_t f : by_path_) {
         if (compiles[f]) walk.add_compiled(f);
+        if (!files_[f].scope_roots.empty()) walk.add_roots(f);
     }
     walk.run();
 }

@@ -49,6 +49,16 @@ void add_common(CLI::App* cmd, Options& opt) {
 
 void add_verify_flags(CLI::App* cmd, verify::Options& v);
 
+// --scope-root PATH:LINE, of `fix` and `check`: the function whose body holds that line runs
+// under torch.compile. `graphmend verify` passes the frames Dynamo traced in the original run,
+// so that a library whose compile call lies outside PATH (the user's script) is analysed.
+void add_scope_root(CLI::App* cmd, Options& opt) {
+    cmd->add_option("--scope-root", opt.scope_roots,
+                    "PATH:LINE: the function holding this line runs under torch.compile (verify passes the "
+                    "frames Dynamo traced)")
+        ->group("");
+}
+
 // `graphmend fix`.
 CLI::App* add_fix(CLI::App& app, Invocation& invocation) {
     Options& opt = invocation.options;
@@ -69,6 +79,7 @@ CLI::App* add_fix(CLI::App& app, Invocation& invocation) {
     add_verify_flags(fix, invocation.verify);
     fix->add_option("--hold-site", opt.held_sites, "PATH:LINE:CODE: leave this site's fix out (fix --verify uses it)")
         ->group("");
+    add_scope_root(fix, opt);
     return fix;
 }
 
@@ -122,6 +133,7 @@ CLI::App* add_check(CLI::App& app, Options& opt) {
                     "(default: as `fix` leaves them, not rewritten)");
     check->add_option("-j,--threads", opt.threads, kThreadsHelp)->check(CLI::Range(0u, kMaxThreads));
     config::add_cli_flags(*check, opt.config, check_unsafe);
+    add_scope_root(check, opt);
     return check;
 }
 

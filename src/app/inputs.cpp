@@ -59,31 +59,47 @@ constexpr std::uintmax_t kBatchBytes = 4u << 20;
 
 namespace {
 
-// `settings` with the sites --hold-site names in file `path` (PATH:LINE:CODE; fix --verify
-// reverted them) held back. Null settings select every rule.
-std::shared_ptr<const FileSettings> with_held_sites(const Options& opt, const std::string& path,
-                                                    std::shared_ptr<const FileSettings> settings) {
-    if (opt.held_sites.empty()) return settings;
+// The lines of file `path` that PATH:LINE entries (--hold-site's PATH:LINE:CODE with
+// `with_code`, --scope-root's PATH:LINE) name, with their codes ("" without).
+std::vector<std::pair<std::uint32_t, std::string>> lines_named(const std::vector<std::string>& entries,
+                                                                const std::string& path, bool with_code) {
+    std::vector<std::pair<std::uint32_t, std::string>> out;
+    if (entries.empty()) return out;
     std::error_code ec;
     const auto file = std::filesystem::weakly_canonical(path, ec);
-    std::vector<std::pair<std::uint32_t, std::string>> held;
-    for (const std::string& h : opt.held_sites) {
-        const std::size_t code_at = h.rfind(':');
-        const std::size_t line_at = code_at == std::string::npos || code_at == 0 ? std::string::npos : h.rfind(':', code_at - 1);
+    for (const std::string& h : entries) {
+        const std::size_t code_at = with_code ? h.rfind(':') : h.size();
+        if (code_at == std::string::npos || code_at == 0) continue;
+        const std::size_t line_at = h.rfind(':', code_at - 1);
         if (line_at == std::string::npos) continue;
         if (std::filesystem::weakly_canonical(h.substr(0, line_at), ec) != file) continue;
         const auto line = syntax::parse_int(std::string_view(h).substr(line_at + 1, code_at - line_at - 1));
-        if (line && *line > 0) held.emplace_back(static_cast<std::uint32_t>(*line), h.substr(code_at + 1));
+        if (line && *line > 0) {
+            out.emplace_back(static_cast<std::uint32_t>(*line), with_code ? h.substr(code_at + 1) : std::string());
+        }
     }
-    if (held.empty()) return settings;
+    return out;
+}
+
+// `settings` with the sites --hold-site names in file `path` (PATH:LINE:CODE; fix --verify
+// reverted them) held back, and the lines --scope-root names (PATH:LINE; verify passes the
+// frames Dynamo traced) as entry points of the compiled scope. Null settings select every rule.
+std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const std::string& path,
+                                                    std::shared_ptr<const FileSettings> settings) {
+    auto held = lines_named(opt.held_sites, path, true);
+    const auto roots = lines_named(opt.scope_roots, path, false);
+    if (held.empty() && roots.empty()) return settings;
     auto out = std::make_shared<FileSettings>();
     if (settings) {
         *out = *settings;
     } else {
         for (const auto& rule : rules::registry()) out->selected.emplace_back(rule->info().code);
     }
-    out->held = std::move(held);
-    out->held_reason = "reverted by `fix --verify`: the fix was not proven (see its report)";
+    if (!held.empty()) {
+        out->held = std::move(held);
+        out->held_reason = "reverted by `fix --verify`: the fix was not proven (see its report)";
+    }
+    for (const auto& root : roots) out->scope_roots.push_back(root.first);
     return out;
 }
 
@@ -112,7 +128,7 @@ std::vector<Pending> find_inputs(const Options& opt, std::istream& in, std::vect
         // module written next to the link would not be found.
         std::error_code ec;
         const RuntimeForm form = runtime_form(opt, !found.named[k] && !std::filesystem::is_symlink(f, ec));
-        auto settings = with_held_sites(opt, f, resolver.for_file(f));
+        auto settings = with_sites_told(opt, f, resolver.for_file(f));
         out.push_back({std::move(f), std::move(settings), form, std::nullopt});
     }
     warn(opt, resolver.take_warnings());

@@ -139,7 +139,9 @@ void confirm(const Options& opt, const Pair& base, const fs::path& work, std::ve
 
 }  // namespace
 
-int run_fix_verify(const Options& opt, const std::function<int(const std::vector<std::string>&)>& apply) {
+int run_fix_verify(const Options& opt,
+                   const std::function<int(const std::vector<std::string>& held, const std::vector<std::string>& roots)>&
+                       apply) {
     std::string error;
     const std::optional<Target> target = target_of(opt, error);
     if (!target) {
@@ -167,7 +169,9 @@ int run_fix_verify(const Options& opt, const std::function<int(const std::vector
         }
     }
     if (!opt.quiet) fmt::print(stderr, "fix --verify: {} of {} fixes kept\n", kept_count(sites), sites.size());
-    return apply(held);
+    std::vector<std::string> roots;
+    for (const std::string& r : pair.roots) roots.push_back((target->root / r).string());
+    return apply(held, roots);
 }
 
 }  // namespace graphmend::verify

@@ -82,6 +82,10 @@ struct Run {
 struct Pair {
     Target target;
     fs::path mirror;      // the fixed copy's root
+    /// FILE:LINE (relative to the target's root) of the frames Dynamo traced in the original
+    /// run under the target (callables, break sites and their stacks): passed to the fix as
+    /// --scope-root, so that what Dynamo compiled is analysed wherever its compile call is.
+    std::vector<std::string> roots;
     json fix_report;      // `graphmend fix --output-format json` over the fixed copy
     std::string fix_error;
     Run original;
@@ -97,11 +101,16 @@ inline constexpr const char* kNotRun = "not run: the original run failed";
 std::map<std::string, std::string> run_env(const Options& opt, const fs::path& py, const fs::path& out,
                                            bool original, const std::optional<std::pair<fs::path, fs::path>>& redirect);
 
-/// Fixes the mirror in place with this binary (`fix --output-format json`), then runs the
-/// command twice and compares (the fixed run only when the original exited 0). `held` (fix
+/// Runs the command on the original, fixes the mirror in place with this binary (`fix
+/// --output-format json`, the traced frames as --scope-root), runs the command on the fixed copy
+/// and compares (the fixed run only when the original exited 0). `held` (fix
 /// --verify): sites whose fixes are left out, as FILE:LINE:CODE relative to the mirror's root.
 /// Never throws for a failing run: the failure is in the Pair.
 Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held = {});
+
+/// The FILE:LINE (relative to `root`, files under it only) of the frames Dynamo traced in
+/// `original`: its callables' `def` lines, its break sites and their stacks' frames.
+std::vector<std::string> traced_lines(const Run& original, const fs::path& root);
 
 /// Runs only the fixed side again over a new mirror (fix --verify's trials), keeping `base`'s
 /// original run.

@@ -455,6 +455,56 @@ TEST(CompiledScope, CompileCallInAnotherFileOfTheCheckout) {
     EXPECT_TRUE(scope_names(project, 2).empty()) << "resolved into another checkout";
 }
 
+// --scope-root (SourceFile::scope_roots): `graphmend verify` tells the lines of the frames
+// Dynamo traced; the innermost `def` holding each is an entry point, and the walk goes on into
+// its calls. A line at module level or on a blank line adds nothing.
+TEST(CompiledScope, LinesToldFromOutsideAreEntryPoints) {
+    const std::string text =
+        "import torch\n"                      // 1
+        "\n"                                  // 2
+        "def helper(x):\n"                    // 3
+        "    return x\n"                      // 4
+        "\n"                                  // 5
+        "def solve(x):\n"                     // 6
+        "    def inner(y):\n"                 // 7
+        "        return y\n"                  // 8
+        "    return helper(inner(x))\n"       // 9
+        "\n"                                  // 10
+        "class Scheduler:\n"                  // 11
+        "    def step(self, t):\n"            // 12
+        "        return self.scale(t)\n"      // 13
+        "\n"                                  // 14
+        "    def scale(self, t):\n"           // 15
+        "        return t\n"                  // 16
+        "\n"                                  // 17
+        "def unused(x):\n"                    // 18
+        "    return x\n";                     // 19
+    for (const bool pruned : {false, true}) {
+        for (const auto& [roots, expected] : std::vector<std::pair<std::vector<std::uint32_t>, std::set<std::string>>>{
+                 {{}, {}},
+                 {{9}, {"solve", "inner", "helper"}},
+                 {{8}, {"inner"}},
+                 {{13}, {"step", "scale"}},
+                 {{1, 2, 10}, {}},
+             }) {
+            std::vector<analysis::SourceFile> parsed;
+            syntax::Tree tree = syntax::Tree::parse(text);
+            analysis::ModulePlace place = analysis::place_module("/nonexistent-graphmend/roots/solver.py");
+            auto index = analysis::index_module(tree.root());
+            if (pruned) {
+                index.forget_nodes();
+                tree = syntax::Tree::parse(std::string());
+            }
+            parsed.push_back({"/nonexistent-graphmend/roots/solver.py", std::move(place.module_name),
+                              place.is_package_init, std::move(tree), std::move(index), std::move(place.project),
+                              place.isolated, pruned, pruned ? text : std::string()});
+            parsed.back().scope_roots = roots;
+            const analysis::Project project(std::move(parsed));
+            EXPECT_EQ(scope_names(project, 0), expected) << "roots " << roots.size() << " pruned " << pruned;
+        }
+    }
+}
+
 const std::string kDisabled = R"(import torch
 from torch import nn
 
