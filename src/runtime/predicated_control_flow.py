@@ -126,7 +126,7 @@ def _graphmend_predicated_runtime():
                     if use_cond and (costly or cond_everywhere) and not needs_grad and all_tensors(value):
                         return torch.cond(p, lambda: clone(if_true()), lambda: clone(if_false()), ())
                     return value
-        return if_true() if pred else if_false()
+        return if_true() if pred else if_false()  # graphmend: condition-unmet
 
     # With a traced tensor on the left, both operands are evaluated (tests are pure) and
     # the result has the truthiness of `a and b` / `a or b`; it is only ever a test.
@@ -144,7 +144,7 @@ def _graphmend_predicated_runtime():
             if value:
                 if same_layout(a, b) and a.requires_grad == b.requires_grad:
                     return torch.where(as_bool(a), b, a)
-                return b if a else a
+                return b if a else a  # graphmend: condition-unmet
             if not isinstance(b, Tensor):
                 return a if b else b
             return torch.logical_and(a, b)
@@ -156,7 +156,7 @@ def _graphmend_predicated_runtime():
             if value:
                 if same_layout(a, b) and a.requires_grad == b.requires_grad:
                     return torch.where(as_bool(a), a, b)
-                return a if a else b
+                return a if a else b  # graphmend: condition-unmet
             if not isinstance(b, Tensor):
                 return b if b else a
             return torch.logical_or(a, b)
@@ -326,7 +326,7 @@ def _graphmend_predicated_runtime():
                     elif not persistent and name not in obj._non_persistent_buffers_set:
                         obj._non_persistent_buffers_set.add(name)
                 return None
-        return if_true(obj) if pred else if_false(obj)
+        return if_true(obj) if pred else if_false(obj)  # graphmend: condition-unmet
 
     # `NAME.copy_(SRC)` in a branch, on a fresh local nothing else refers to: the branch
     # returns a copy of NAME holding SRC (same dtype, shape and device as NAME), which the

@@ -37,10 +37,12 @@ double child_timeout(const Options& opt) { return opt.timeout_s > 0 ? 2 * opt.ti
 
 std::string short_counts(const json& r) {
     const json& t = r["totals"];
-    return fmt::format("graphs {} -> {}, breaks {} -> {} ({} removed, {} fixed-but-left, {} refused, {} unreported, {} new)",
-                       t.value("graphs_before", 0), t.value("graphs_after", 0), t.value("breaks_before", 0),
-                       t.value("breaks_after", 0), t.value("removed", 0), t.value("fixed-but-left", 0),
-                       t.value("refused", 0), t.value("unreported", 0), t.value("new", 0));
+    return fmt::format(
+        "graphs {} -> {}, breaks {} -> {} ({} removed, {} condition-unmet, {} fixed-but-left, {} refused, {} unreported, "
+        "{} new)",
+        t.value("graphs_before", 0), t.value("graphs_after", 0), t.value("breaks_before", 0), t.value("breaks_after", 0),
+        t.value("removed", 0), t.value("condition-unmet", 0), t.value("fixed-but-left", 0), t.value("refused", 0),
+        t.value("unreported", 0), t.value("new", 0));
 }
 
 }  // namespace
@@ -137,7 +139,8 @@ int run_batch_verify(const Options& given, const std::vector<fs::path>& checkout
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     json totals = {{"checkouts", outcomes.size()}, {"graphs_before", 0}, {"graphs_after", 0}, {"breaks_before", 0},
-                   {"breaks_after", 0}, {"removed", 0}, {"fixed-but-left", 0}, {"refused", 0}, {"unreported", 0},
+                   {"breaks_after", 0}, {"removed", 0}, {"condition-unmet", 0}, {"fixed-but-left", 0}, {"refused", 0},
+                   {"unreported", 0},
                    {"outside", 0}, {"new", 0}, {"wall_s", wall}, {"peak_rss_kb", 0}};
     std::map<std::string, int> statuses;
     json list = json::array();
@@ -159,7 +162,7 @@ int run_batch_verify(const Options& given, const std::vector<fs::path>& checkout
         if (entry.contains("report") && entry["report"].is_object()) {
             const json& t = entry["report"]["totals"];
             for (const char* k : {"graphs_before", "graphs_after", "breaks_before", "breaks_after", "removed",
-                                  "fixed-but-left", "refused", "unreported", "outside", "new"}) {
+                                  "condition-unmet", "fixed-but-left", "refused", "unreported", "outside", "new"}) {
                 totals[k] = totals[k].get<long>() + t.value(k, 0L);
             }
             reports.push_back(entry["report"]);
@@ -176,11 +179,11 @@ int run_batch_verify(const Options& given, const std::vector<fs::path>& checkout
         std::string by_status;
         for (const auto& [s, n] : statuses) by_status += fmt::format("{}{} {}", by_status.empty() ? "" : ", ", n, s);
         fmt::print(stderr,
-                   "total: {} checkouts ({}); graphs {} -> {}, breaks {} -> {}: {} removed, {} fixed-but-left, {} refused, "
-                   "{} unreported, {} outside, {} new; {:.1f} s\n",
+                   "total: {} checkouts ({}); graphs {} -> {}, breaks {} -> {}: {} removed, {} condition-unmet, "
+                   "{} fixed-but-left, {} refused, {} unreported, {} outside, {} new; {:.1f} s\n",
                    outcomes.size(), by_status, totals["graphs_before"].get<long>(), totals["graphs_after"].get<long>(),
                    totals["breaks_before"].get<long>(), totals["breaks_after"].get<long>(), totals["removed"].get<long>(),
-                   totals["fixed-but-left"].get<long>(), totals["refused"].get<long>(), totals["unreported"].get<long>(),
+                   totals["condition-unmet"].get<long>(), totals["fixed-but-left"].get<long>(), totals["refused"].get<long>(), totals["unreported"].get<long>(),
                    totals["outside"].get<long>(), totals["new"].get<long>(), wall);
         if (!opt.output_file.empty() && !deliver(opt, report, reports)) return 2;
     } else if (!deliver(opt, report, reports)) {

@@ -65,6 +65,10 @@ void decide(std::vector<Claimed>& sites, const json& report, bool unproven, cons
             if (status == "fixed-but-left" && c.why.empty()) {
                 c.why = fmt::format("the graph break at {} stayed after the fix{}", where, condition);
             }
+            if (status == "condition-unmet" && c.why.empty()) {
+                c.why = fmt::format("the graph break at {} stayed: the fix's condition did not hold in this run{}", where,
+                                    condition);
+            }
             if (status == "new" && c.why.empty()) c.why = fmt::format("the fix made a graph break at {}", where);
             if (status == "removed") covered = true;
         }

@@ -106,6 +106,7 @@ struct BreakKey {
 
 struct Seen {
     int count = 0;
+    int by_condition = 0;  // breaks at a runtime line marked kConditionUnmet: a fix's condition did not hold
     std::set<std::string> gbs, kinds, reasons, callables, actions;
     std::set<std::string> via;  // Dynamo's own sites, when the key is the project's frame that led there
 };
@@ -142,7 +143,30 @@ private:
     std::map<std::string, int> counts_;
 };
 
+// Whether line `line` of file `file` (absolute) holds runtime_module::kConditionUnmet: the line of a
+// runtime helper that runs the original control flow because a condition of the fix did not
+// hold (GM201's `_graphmend_if` when the branch values differ in shape, or require grad).
+class ConditionLines {
+public:
+    bool operator()(const std::string& file, int line) {
+        auto it = files_.find(file);
+        if (it == files_.end()) {
+            std::vector<std::string> lines;
+            std::ifstream in(file, std::ios::binary);
+            for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
+            it = files_.emplace(file, std::move(lines)).first;
+        }
+        const auto& lines = it->second;
+        return line > 0 && static_cast<std::size_t>(line) <= lines.size() &&
+               lines[static_cast<std::size_t>(line) - 1].find(runtime_module::kConditionUnmet) != std::string::npos;
+    }
+
+private:
+    std::map<std::string, std::vector<std::string>> files_;
+};
+
 std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& roots, UserLines& user_lines) {
+    ConditionLines condition_lines;
     std::map<BreakKey, Seen> out;
     if (!run.record.is_object()) return out;
     for (const json& b : run.record.value("breaks", json::array())) {
@@ -183,6 +207,9 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
         Seen& seen = out[key];
         if (!via.empty()) seen.via.insert(via);
         seen.count += b.value("count", 1);
+        if (!via.empty() && condition_lines(file, b["line"].is_number_integer() ? b["line"].get<int>() : 0)) {
+            seen.by_condition += b.value("count", 1);
+        }
         if (b["gb"].is_string()) seen.gbs.insert(b["gb"].get<std::string>());
         seen.kinds.insert(text_of(b, "kind"));
         seen.reasons.insert(text_of(b, "reason"));
@@ -229,7 +256,9 @@ json breaks_json(const Pair& pair, json& totals) {
                              : site == nullptr        ? "unreported"
                              : !claims_fix(*site)     ? "refused"
                              : later == after.end()   ? "removed"
-                                                      : "fixed-but-left";
+                             : site->status == "fixed-when" && later->second.by_condition == later->second.count
+                                 ? "condition-unmet"
+                                 : "fixed-but-left";
         json e = break_entry(key, seen, status);
         e["count_before"] = seen.count;
         if (later != after.end()) e["count_after"] = later->second.count;
@@ -378,7 +407,8 @@ std::string verdict_of(const Pair& pair, const json& report) {
 }  // namespace
 
 json join(const Options& opt, const Pair& pair) {
-    json totals = {{"removed", 0}, {"fixed-but-left", 0}, {"refused", 0}, {"unreported", 0}, {"outside", 0}, {"new", 0}};
+    json totals = {{"removed", 0},    {"condition-unmet", 0}, {"fixed-but-left", 0}, {"refused", 0},
+                   {"unreported", 0}, {"outside", 0},         {"new", 0}};
     json report = {{"schema_version", 1},
                    {"tool", {{"name", "graphmend"}, {"version", std::string(output::kVersion)}}},
                    {"target", {{"path", pair.target.path.string()}, {"root", pair.target.root.string()},

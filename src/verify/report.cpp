@@ -146,11 +146,11 @@ std::string text_report(const json& r) {
     }
     out += "\n" + outputs_lines(r);
     const json& t2 = r["totals"];
-    out += fmt::format("  total: FX graphs {}, graph breaks {}: {} removed, {} fixed-but-left, {} refused, {} unreported, "
-                       "{} outside, {} new\n",
+    out += fmt::format("  total: FX graphs {}, graph breaks {}: {} removed, {} condition-unmet, {} fixed-but-left, "
+                       "{} refused, {} unreported, {} outside, {} new\n",
                        arrow(t2["graphs_before"], t2["graphs_after"]), arrow(t2["breaks_before"], t2["breaks_after"]),
-                       number(t2["removed"]), number(t2["fixed-but-left"]), number(t2["refused"]), number(t2["unreported"]),
-                       number(t2["outside"]), number(t2["new"]));
+                       number(t2["removed"]), number(t2.value("condition-unmet", json(0))), number(t2["fixed-but-left"]),
+                       number(t2["refused"]), number(t2["unreported"]), number(t2["outside"]), number(t2["new"]));
     out += fmt::format("  verdict: {}: {}\n", r.value("verdict", ""), verdict_text(r.value("verdict", "")));
     return out;
 }

@@ -614,3 +614,75 @@ def test_schema_catches_a_wrong_status(delta):
     bad["breaks"][0]["status"] = "gone"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+# --- scope from the frames Dynamo traced; a fix whose condition does not hold ------------------
+
+LIBRARY = {
+    # A library with no forward and no compile call: only the user's script compiles `solve`.
+    "lib/solver.py": '''
+        import torch
+
+
+        def scale(x, w):
+            h = x @ w
+            if h.sum() > 0:
+                h = 1.0 / h
+            return h
+
+
+        def clip(x):
+            if x.abs().max() > 1:
+                x = x * 0.5
+            return x
+
+
+        def solve(x, w):
+            return clip(scale(x, w))
+        ''',
+    "run.py": '''
+        import sys
+
+        import torch
+
+        from lib.solver import solve
+
+        torch.manual_seed(0)
+        w = torch.randn(4, 4, requires_grad=sys.argv[1] == "grad")
+        step = torch.compile(solve)
+        for _ in range(2):
+            print(step(torch.randn(3, 4), w).detach().sum().item())
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    root = write(tmp_path_factory.mktemp("library"), LIBRARY)
+    return SimpleNamespace(root=root, scale_if=line_of(root / "lib/solver.py", "if h.sum()"),
+                           clip_if=line_of(root / "lib/solver.py", "if x.abs()"))
+
+
+def test_check_alone_sees_no_compiled_scope_in_the_library(library):
+    proc = graphmend("check", "lib", cwd=library.root)
+    assert "0 sites found" in proc.stderr + proc.stdout, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grad", ["nograd", "grad"])
+def test_traced_frames_scope_the_fix_and_an_unmet_condition_is_reported(library, grad):
+    """verify passes the frames Dynamo traced as --scope-root: both `if`s of the library are fixed.
+    With `w` requiring grad, the branch `1.0 / h` can make inf, so the runtime keeps the `if`:
+    that break is `condition-unmet` (its condition stated), not a failed fix."""
+    proc = graphmend("verify", "lib", "--output-format", "json", "--", PY, "run.py", grad, cwd=library.root)
+    r = report_of(proc)
+    assert break_at(r, "solver.py", library.clip_if)["status"] == "removed", proc.stderr
+    scale = break_at(r, "solver.py", library.scale_if)
+    assert scale["site"]["code"] == "GM201" and scale["site"]["condition"], scale
+    if grad == "grad":
+        assert scale["status"] == "condition-unmet" and scale["count_after"] >= 1, scale
+        assert r["totals"]["condition-unmet"] == 1
+    else:
+        assert scale["status"] == "removed", scale
+    assert r["totals"]["fixed-but-left"] == 0 and r["totals"]["unreported"] == 0
+    assert r["verdict"] == "ok" and proc.returncode == 0, proc.stderr
