@@ -149,6 +149,10 @@ struct SourceFile {
     /// outside the sources: `graphmend verify` passes the frames Dynamo traced in the original
     /// run (--scope-root). Each such function is an entry point of the compiled scope.
     std::vector<std::uint32_t> scope_roots{};
+    /// Lines (1-based) where Dynamo reported a data-dependent branch (GB0170) in the original
+    /// run (`graphmend verify`, --data-test): a test there reads tensor data, whatever the
+    /// values analysis could tell (Values::data_test).
+    std::vector<std::uint32_t> data_tests{};
 };
 
 /// The source of a file: its tree's text, its held `text`, or its file read again from disk

@@ -21,6 +21,9 @@ struct FileSettings {
     /// verify passes the frames Dynamo traced in the original run): entry points of the
     /// compiled scope besides the ones the sources show.
     std::vector<std::uint32_t> scope_roots;
+    /// Lines (1-based) where Dynamo reported a data-dependent branch (--data-test: verify passes
+    /// the GB0170 breaks of the original run): a test there reads tensor data.
+    std::vector<std::uint32_t> data_tests;
 };
 
 }  // namespace graphmend

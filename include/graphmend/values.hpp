@@ -96,6 +96,9 @@ public:
     /// (Python calls `bool()` on it: GB0170) or a Python value read from data. Identity
     /// tests (`is`, `is not`), `isinstance` / `hasattr` and shapes are static.
     [[nodiscard]] bool data_test(std::size_t file, const syntax::Node& test) const;
+    /// True when Dynamo reported a data-dependent branch (GB0170) on a line of `test` in the
+    /// original run (SourceFile::data_tests, passed by `graphmend verify`): data_test holds there.
+    [[nodiscard]] bool dynamo_data_test(std::size_t file, const syntax::Node& test) const;
 
     /// The locals of the function around `node` read by `node` that hold a Python value
     /// read out of tensor data (`.item()` and the like), not a tensor.

@@ -52,16 +52,22 @@ struct Options {
 /// failing or timing out, an unreadable record).
 int run_verify(const Options& opt);
 
+/// What Dynamo showed in the original run of `fix --verify`, as PATH:LINE of the user's files:
+/// the frames it traced (`fix --scope-root`: entry points of the compiled scope) and the lines
+/// of its data-dependent branches (GB0170, `fix --data-test`).
+struct Evidence {
+    std::vector<std::string> roots;
+    std::vector<std::string> data_tests;
+};
+
 /// `graphmend fix --verify PATH -- COMMAND`: verifies every fix of PATH as run_verify does, then
 /// decides per fixed site: kept where the break it covers is gone in the fixed run and outputs
 /// and messages are kept (with the other kept fixes); reverted, with the reason printed, where
 /// the break stayed, a break appeared inside it, the command made no break there, or behaviour
 /// changed. `apply` then writes the user's files (a `fix` session) with the reverted sites held
-/// back, given as PATH:LINE:CODE, and the frames Dynamo traced in the original run as PATH:LINE
-/// (entry points of the compiled scope, --scope-root); its exit code is returned. Nothing is
-/// written when the original run fails (exit 2).
+/// back, given as PATH:LINE:CODE, and what Dynamo showed in the original run (Evidence); its
+/// exit code is returned. Nothing is written when the original run fails (exit 2).
 int run_fix_verify(const Options& opt,
-                   const std::function<int(const std::vector<std::string>& held, const std::vector<std::string>& roots)>&
-                       apply);
+                   const std::function<int(const std::vector<std::string>& held, const Evidence& evidence)>& apply);
 
 }  // namespace graphmend::verify

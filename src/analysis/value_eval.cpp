@@ -246,7 +246,18 @@ bool Values::data_test(std::size_t file, const Node& test) const {
     }
     if (test.is("comparison_operator") && is_identity_or_membership(test)) return false;
     const Value v = eval(file, test);
-    return v.tensor() || v.data;
+    return v.tensor() || v.data || dynamo_data_test(file, test);
+}
+
+// Whether Dynamo reported a data-dependent branch (GB0170) on a line of `test` in the original
+// run (SourceFile::data_tests, from `graphmend verify`): its evidence holds where the analysis
+// cannot tell, as for an unannotated parameter a library's caller passes a tensor.
+bool Values::dynamo_data_test(std::size_t file, const Node& test) const {
+    const std::vector<std::uint32_t>& lines = project_.files()[file].data_tests;
+    if (lines.empty()) return false;
+    const std::uint32_t first = test.position().line;
+    const std::uint32_t last = test.source().position(test.end() > test.begin() ? test.end() - 1 : test.end()).line;
+    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
 }
 
 std::vector<std::string> Values::data_scalars(std::size_t file, const Node& node) const {

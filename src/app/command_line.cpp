@@ -52,10 +52,16 @@ void add_verify_flags(CLI::App* cmd, verify::Options& v);
 // --scope-root PATH:LINE, of `fix` and `check`: the function whose body holds that line runs
 // under torch.compile. `graphmend verify` passes the frames Dynamo traced in the original run,
 // so that a library whose compile call lies outside PATH (the user's script) is analysed.
+// --data-test PATH:LINE: Dynamo reported a data-dependent branch there (GB0170), so a test on
+// that line reads tensor data where the values analysis cannot tell (an unannotated parameter).
 void add_scope_root(CLI::App* cmd, Options& opt) {
     cmd->add_option("--scope-root", opt.scope_roots,
                     "PATH:LINE: the function holding this line runs under torch.compile (verify passes the "
                     "frames Dynamo traced)")
+        ->group("");
+    cmd->add_option("--data-test", opt.data_tests,
+                    "PATH:LINE: a test on this line reads tensor data (verify passes Dynamo's data-dependent "
+                    "branches, GB0170)")
         ->group("");
 }
 

@@ -82,13 +82,15 @@ std::vector<std::pair<std::uint32_t, std::string>> lines_named(const std::vector
 }
 
 // `settings` with the sites --hold-site names in file `path` (PATH:LINE:CODE; fix --verify
-// reverted them) held back, and the lines --scope-root names (PATH:LINE; verify passes the
-// frames Dynamo traced) as entry points of the compiled scope. Null settings select every rule.
+// reverted them) held back, the lines --scope-root names (PATH:LINE; verify passes the frames
+// Dynamo traced) as entry points of the compiled scope, and the lines --data-test names as
+// Dynamo's data-dependent branches. Null settings select every rule.
 std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const std::string& path,
                                                     std::shared_ptr<const FileSettings> settings) {
     auto held = lines_named(opt.held_sites, path, true);
     const auto roots = lines_named(opt.scope_roots, path, false);
-    if (held.empty() && roots.empty()) return settings;
+    const auto tests = lines_named(opt.data_tests, path, false);
+    if (held.empty() && roots.empty() && tests.empty()) return settings;
     auto out = std::make_shared<FileSettings>();
     if (settings) {
         *out = *settings;
@@ -100,6 +102,7 @@ std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const st
         out->held_reason = "reverted by `fix --verify`: the fix was not proven (see its report)";
     }
     for (const auto& root : roots) out->scope_roots.push_back(root.first);
+    for (const auto& test : tests) out->data_tests.push_back(test.first);
     return out;
 }
 

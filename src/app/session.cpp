@@ -181,10 +181,11 @@ int run_verify_command(const Invocation& invocation, std::istream& in) {
     v.fix_flags = config_flags(invocation.options.config);
     verify::install_interrupt_handler();
     if (invocation.command == Command::Verify) return verify::run_verify(v);
-    return verify::run_fix_verify(v, [&](const std::vector<std::string>& held, const std::vector<std::string>& roots) {
+    return verify::run_fix_verify(v, [&](const std::vector<std::string>& held, const verify::Evidence& evidence) {
         Options opt = invocation.options;
         opt.held_sites.insert(opt.held_sites.end(), held.begin(), held.end());
-        opt.scope_roots.insert(opt.scope_roots.end(), roots.begin(), roots.end());
+        opt.scope_roots.insert(opt.scope_roots.end(), evidence.roots.begin(), evidence.roots.end());
+        opt.data_tests.insert(opt.data_tests.end(), evidence.data_tests.begin(), evidence.data_tests.end());
         return run_session(opt, true, in);
     });
 }

@@ -266,7 +266,10 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         if (!parsed[i]) continue;
         input_of_file.push_back(i);
         files.push_back(std::move(*parsed[i]));
-        if (inputs[i].settings) files.back().scope_roots = inputs[i].settings->scope_roots;
+        if (inputs[i].settings) {
+            files.back().scope_roots = inputs[i].settings->scope_roots;
+            files.back().data_tests = inputs[i].settings->data_tests;
+        }
     }
     parsed.clear();
     std::vector<std::optional<Rewrite>> rewrites(n);

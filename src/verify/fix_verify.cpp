@@ -144,8 +144,7 @@ void confirm(const Options& opt, const Pair& base, const fs::path& work, std::ve
 }  // namespace
 
 int run_fix_verify(const Options& opt,
-                   const std::function<int(const std::vector<std::string>& held, const std::vector<std::string>& roots)>&
-                       apply) {
+                   const std::function<int(const std::vector<std::string>& held, const Evidence& evidence)>& apply) {
     std::string error;
     const std::optional<Target> target = target_of(opt, error);
     if (!target) {
@@ -173,9 +172,10 @@ int run_fix_verify(const Options& opt,
         }
     }
     if (!opt.quiet) fmt::print(stderr, "fix --verify: {} of {} fixes kept\n", kept_count(sites), sites.size());
-    std::vector<std::string> roots;
-    for (const std::string& r : pair.roots) roots.push_back((target->root / r).string());
-    return apply(held, roots);
+    Evidence evidence;
+    for (const std::string& r : pair.evidence.roots) evidence.roots.push_back((target->root / r).string());
+    for (const std::string& t : pair.evidence.data_tests) evidence.data_tests.push_back((target->root / t).string());
+    return apply(held, evidence);
 }
 
 }  // namespace graphmend::verify

@@ -82,10 +82,9 @@ struct Run {
 struct Pair {
     Target target;
     fs::path mirror;      // the fixed copy's root
-    /// FILE:LINE (relative to the target's root) of the frames Dynamo traced in the original
-    /// run under the target (callables, break sites and their stacks): passed to the fix as
-    /// --scope-root, so that what Dynamo compiled is analysed wherever its compile call is.
-    std::vector<std::string> roots;
+    /// What Dynamo showed in the original run under the target, for the fix (traced_lines;
+    /// FILE:LINE relative to the target's root).
+    Evidence evidence;
     json fix_report;      // `graphmend fix --output-format json` over the fixed copy
     std::string fix_error;
     Run original;
@@ -108,9 +107,11 @@ std::map<std::string, std::string> run_env(const Options& opt, const fs::path& p
 /// Never throws for a failing run: the failure is in the Pair.
 Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held = {});
 
-/// The FILE:LINE (relative to `root`, files under it only) of the frames Dynamo traced in
-/// `original`: its callables' `def` lines, its break sites and their stacks' frames.
-std::vector<std::string> traced_lines(const Run& original, const fs::path& root);
+/// What Dynamo showed in `original` under `root` (files under it only, FILE:LINE relative to
+/// it): `roots`, the frames it traced (its callables' `def` lines, its break sites and their
+/// stacks' frames; the fix's --scope-root), and `data_tests`, the lines of its data-dependent
+/// branches (GB0170; the fix's --data-test).
+Evidence traced_lines(const Run& original, const fs::path& root);
 
 /// Runs only the fixed side again over a new mirror (fix --verify's trials), keeping `base`'s
 /// original run.

@@ -31,9 +31,9 @@ json read_json(const fs::path& p) {
 }
 
 // `graphmend fix` over the mirror, in place: its JSON report, or the error. `held`: FILE:LINE:CODE
-// relative to the mirror's root; `roots`: FILE:LINE the same way (traced_lines).
+// relative to the mirror's root; `evidence`: FILE:LINE the same way (traced_lines).
 json fix_mirror(const Options& opt, const Target& target, const fs::path& mirror, const fs::path& report,
-                const std::vector<std::string>& held, const std::vector<std::string>& roots, std::string& error) {
+                const std::vector<std::string>& held, const Evidence& evidence, std::string& error) {
     ProcessSpec spec;
     spec.argv = {opt.self, "fix", "--output-format", "json", "--output-file", report.string(), "--quiet"};
     if (opt.unsafe_fixes) spec.argv.push_back("--unsafe-fixes");
@@ -42,9 +42,13 @@ json fix_mirror(const Options& opt, const Target& target, const fs::path& mirror
         spec.argv.push_back("--hold-site");
         spec.argv.push_back((mirror / h).string());
     }
-    for (const std::string& r : roots) {
+    for (const std::string& r : evidence.roots) {
         spec.argv.push_back("--scope-root");
         spec.argv.push_back((mirror / r).string());
+    }
+    for (const std::string& t : evidence.data_tests) {
+        spec.argv.push_back("--data-test");
+        spec.argv.push_back((mirror / t).string());
     }
     spec.argv.push_back(fs::is_regular_file(target.path) ? (mirror / target.path.filename()).string()
                                                          : mirror.string());
@@ -135,28 +139,30 @@ std::map<std::string, std::string> run_env(const Options& opt, const fs::path& p
     return env;
 }
 
-std::vector<std::string> traced_lines(const Run& original, const fs::path& root) {
-    std::set<std::string> out;
+Evidence traced_lines(const Run& original, const fs::path& root) {
+    std::set<std::string> roots, tests;
     if (!original.record.is_object()) return {};
     std::error_code ec;
     const fs::path base = fs::weakly_canonical(root, ec);
-    const auto add = [&](const json& file, const json& line) {
+    const auto add = [&](std::set<std::string>& out, const json& file, const json& line) {
         if (!file.is_string() || !line.is_number_integer() || line.get<long long>() <= 0) return;
         const fs::path rel = fs::weakly_canonical(fs::path(file.get<std::string>()), ec).lexically_relative(base);
         if (rel.empty() || rel.native().starts_with("..") || rel.extension() != ".py") return;
         out.insert(fmt::format("{}:{}", rel.generic_string(), line.get<long long>()));
     };
     for (const json& c : original.record.value("callables", json::array())) {
-        if (c.is_object()) add(c.value("file", json()), c.value("line", json()));
+        if (c.is_object()) add(roots, c.value("file", json()), c.value("line", json()));
     }
     for (const json& b : original.record.value("breaks", json::array())) {
         if (!b.is_object()) continue;
-        add(b.value("file", json()), b.value("line", json()));
+        add(roots, b.value("file", json()), b.value("line", json()));
         for (const json& frame : b.value("stack", json::array())) {
-            if (frame.is_array() && frame.size() == 2) add(frame[0], frame[1]);
+            if (frame.is_array() && frame.size() == 2) add(roots, frame[0], frame[1]);
         }
+        // GB0170, "Data-dependent branching": Dynamo met a jump on a tensor at this line.
+        if (b.value("gb", json()) == "GB0170") add(tests, b.value("file", json()), b.value("line", json()));
     }
-    return {out.begin(), out.end()};
+    return {{roots.begin(), roots.end()}, {tests.begin(), tests.end()}};
 }
 
 Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held) {
@@ -169,8 +175,9 @@ Pair run_pair(const Options& opt, const Target& target, const fs::path& work, co
     // The original runs first: the frames Dynamo traced in it are entry points of the fix's
     // compiled scope (a library whose compile call is in the user's script, outside PATH).
     pair.original = run_once(opt, target, py, work / "original", true, std::nullopt);
-    pair.roots = traced_lines(pair.original, target.root);
-    pair.fix_report = fix_mirror(opt, target, pair.mirror, work / "fix-report.json", held, pair.roots, pair.fix_error);
+    pair.evidence = traced_lines(pair.original, target.root);
+    pair.fix_report =
+        fix_mirror(opt, target, pair.mirror, work / "fix-report.json", held, pair.evidence, pair.fix_error);
     if (const ProcessResult& p = pair.original.process; !p.started || p.timed_out || p.interrupted || p.exit_code != 0) {
         // Nothing to compare against (verdict original-failed): the fixed run would only take
         // as long again, a whole --timeout when the original ran past it.
@@ -190,8 +197,8 @@ Pair rerun_fixed(const Options& opt, const Pair& base, const fs::path& work, con
     write_python_files(py);
     pair.mirror = work / "fixed-copy";
     make_mirror(base.target, pair.mirror);
-    pair.roots = base.roots;
-    pair.fix_report = fix_mirror(opt, base.target, pair.mirror, work / "fix-report.json", held, pair.roots,
+    pair.evidence = base.evidence;
+    pair.fix_report = fix_mirror(opt, base.target, pair.mirror, work / "fix-report.json", held, pair.evidence,
                                  pair.fix_error);
     pair.fixed = run_once(opt, base.target, py, work / "fixed", false, redirect_of(pair));
     compare(opt, py, pair);

@@ -637,8 +637,14 @@ LIBRARY = {
             return x
 
 
+        def shift(t, low):
+            if t[0, 0] > low:
+                return t
+            return t - low
+
+
         def solve(x, w):
-            return clip(scale(x, w))
+            return shift(clip(scale(x, w)), 0.0)
         ''',
     "run.py": '''
         import sys
@@ -660,7 +666,8 @@ LIBRARY = {
 def library(tmp_path_factory):
     root = write(tmp_path_factory.mktemp("library"), LIBRARY)
     return SimpleNamespace(root=root, scale_if=line_of(root / "lib/solver.py", "if h.sum()"),
-                           clip_if=line_of(root / "lib/solver.py", "if x.abs()"))
+                           clip_if=line_of(root / "lib/solver.py", "if x.abs()"),
+                           shift_if=line_of(root / "lib/solver.py", "if t[0, 0]"))
 
 
 def test_check_alone_sees_no_compiled_scope_in_the_library(library):
@@ -671,12 +678,15 @@ def test_check_alone_sees_no_compiled_scope_in_the_library(library):
 @pytest.mark.slow
 @pytest.mark.parametrize("grad", ["nograd", "grad"])
 def test_traced_frames_scope_the_fix_and_an_unmet_condition_is_reported(library, grad):
-    """verify passes the frames Dynamo traced as --scope-root: both `if`s of the library are fixed.
-    With `w` requiring grad, the branch `1.0 / h` can make inf, so the runtime keeps the `if`:
-    that break is `condition-unmet` (its condition stated), not a failed fix."""
+    """verify passes the frames Dynamo traced as --scope-root: the `if`s of the library are fixed.
+    `shift`'s test reads only its parameters, which no analysed caller shows to be tensors: Dynamo's
+    data-dependent branch there (GB0170, --data-test) is the evidence. With `w` requiring grad,
+    the branch `1.0 / h` can make inf, so the runtime keeps the `if`: that break is
+    `condition-unmet` (its condition stated), not a failed fix."""
     proc = graphmend("verify", "lib", "--output-format", "json", "--", PY, "run.py", grad, cwd=library.root)
     r = report_of(proc)
     assert break_at(r, "solver.py", library.clip_if)["status"] == "removed", proc.stderr
+    assert break_at(r, "solver.py", library.shift_if)["status"] == "removed", proc.stderr
     scale = break_at(r, "solver.py", library.scale_if)
     assert scale["site"]["code"] == "GM201" and scale["site"]["condition"], scale
     if grad == "grad":
