@@ -54,6 +54,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
     ("tests/fixtures/predicated-control-flow/loop_skip.py", []),
+    ("tests/fixtures/predicated-control-flow/loop_break.py", []),
     ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
     ("tests/fixtures/static-expert-dispatch/masks.py", []),
     ("tests/fixtures/static-expert-dispatch/hit_rows_unsafe.py", ["--unsafe-fixes"]),

@@ -1,7 +1,9 @@
-// GM201: a data-dependent `if TEST: continue` in the body of a loop over a static range
-// (see predicated_control_flow.hpp, loop_skip_site). The loop runs its full range; the
+// GM201: a data-dependent `if TEST: continue` (or `break`) in the body of a loop over a static
+// range (see predicated_control_flow.hpp, loop_skip_site). The loop runs its full range; the
 // guard becomes an active mask, `ACTIVE = <not TEST>`, and every later update of the
-// iteration is gated by it:
+// iteration is gated by it. For a `break` the mask is set to True on a line before the loop,
+// the guard becomes `ACTIVE = _graphmend_and(ACTIVE, lambda: <not TEST>)` (false for good once
+// TEST held), and the statements before the guard are gated too:
 //   - a masked store `T[M] = V`        -> _graphmend_store_when(ACTIVE, T, M, V)
 //   - a name read after the iteration  -> NAME = _graphmend_if(ACTIVE, lambda: E, lambda: NAME, ...)
 //   - `raise E(...)` on a static path  -> _graphmend_check(ACTIVE, E, ...) and `continue`
@@ -82,9 +84,11 @@ struct Gate {
     const Node& def;
     std::set<std::string> tensors;  // tensor_locals of def
     std::string active;             // the local holding the active mask
-    std::vector<Node> top{};          // the statements after the guard
+    std::string where{};            // where `top` is, for the reasons
+    std::vector<Node> top{};        // the statements gated: after the guard (all but it after a `break`)
     std::set<std::string> bound{};    // names with a value where the guard is
     Scope scope{};                    // of the loop
+    std::set<std::string> counters{};  // the loop's variable where it counts a range: an int, no gradient
     std::vector<edits::Edit> edits{};
     int raises = 0;
     int stores = 0;
@@ -133,14 +137,14 @@ struct Gate {
             }
             if (parts.size() == 1 && parts[0].is("string")) return "";  // a docstring-like string
         }
-        return fmt::format("{} after the guard, which the active mask cannot gate", construct_name(stmt));
+        return fmt::format("{} {}, which the active mask cannot gate", construct_name(stmt), where);
     }
 
     // `raise E(...)`, reached on a static path: it raises only where the iteration was
     // active, and otherwise the iteration ends there, as it had at the guard.
     std::string raise(const Node& stmt) {
         const CheckCall check = check_call(stmt);
-        if (!check.refused.empty()) return "the `raise` after the guard: " + check.refused;
+        if (!check.refused.empty()) return fmt::format("the `raise` {}: {}", where, check.refused);
         const std::string eol(stmt.source().eol());
         edits.push_back({stmt.begin(), stmt.end(),
                          keeping_lines(stmt, check.text(active)) + eol + indent_of(stmt) + "continue"});
@@ -157,7 +161,7 @@ struct Gate {
         for (const auto& [test, block] : arms) {
             if (test && (ctx.values.data_test(ctx.file, test) || reads_data(test, tensors, ctx.values, ctx.file))) {
                 nested = true;
-                return fmt::format("a data-dependent `if` after the guard (`{}`)", one_line(test.text()));
+                return fmt::format("a data-dependent `if` {} (`{}`)", where, one_line(test.text()));
             }
             if (test) {
                 if (auto why = checker.branch_impurity(test); !why.empty()) return why;
@@ -174,7 +178,7 @@ struct Gate {
         const Node right = a.field("right");
         if (!right) return "";  // an annotation alone
         if (right.is("assignment") || right.is("augmented_assignment")) {
-            return fmt::format("`{}`: a chained assignment after the guard", one_line(stmt.text()));
+            return fmt::format("`{}`: a chained assignment {}", one_line(stmt.text()), where);
         }
         if (left.is("subscript")) return store(stmt, left, right);
         if (!left.is("identifier")) {
@@ -187,7 +191,7 @@ struct Gate {
         if (iteration_local(name)) return "";
         // Read after its iteration: the select keeps the prior value where the guard skipped.
         if (!at_top) {
-            return fmt::format("`{}` is read after its iteration and set inside an `if` after the guard", name);
+            return fmt::format("`{}` is read after its iteration and set inside an `if` {}", name, where);
         }
         if (!bound.contains(name)) {
             return fmt::format("`{}` is read after its iteration and has no value before the guard", name);
@@ -195,13 +199,14 @@ struct Gate {
         const analysis::Value v = ctx.values.eval(ctx.file, right);
         constexpr std::uint16_t python = analysis::kNumber | analysis::kBool | analysis::kNone | analysis::kStr;
         if (is_literal(right) || (v.kinds != 0 && v.only(python))) {
-            return fmt::format("`{}`, read after its iteration, is set to a Python value after the guard: a select "
-                               "cannot choose it without making it a tensor",
-                               name);
+            return fmt::format("`{}`, read after its iteration, is set to a Python value {}: a select cannot choose "
+                               "it without making it a tensor",
+                               name, where);
         }
         if (auto why = alias_refusal(def, stmt, {right}, true, {name}, Node()); !why.empty()) return why;
         std::vector<Branch> branches{Branch{Node(), {Statement{Statement::Assign, name, right}}, false}};
-        const auto sided = one_sided_reads(ctx, scope, branches, {{right}}, {name});
+        auto sided = one_sided_reads(ctx, scope, branches, {{right}}, {name});
+        std::erase_if(sided, [&](const std::string& n) { return counters.contains(n); });
         one_sided.insert(sided.begin(), sided.end());
         grad_unsafe = grad_unsafe || checker.grad_unsafe;
         const std::string call = fmt::format("{} = {}({}, lambda: {}, lambda: {}, grad_safe={}{})", name,
@@ -254,31 +259,47 @@ std::optional<Site> loop_skip_site(const Context& ctx, const Node& stmt, const N
     for (const Node& alt : stmt.children()) {
         if (alt.is("elif_clause") || alt.is("else_clause")) return std::nullopt;
     }
+    const bool is_break = guard_body[0].is("break_statement");
+    const std::string jump = is_break ? "a data-dependent `break`" : "a data-dependent `continue`";
     const Node body = stmt.parent();
     const Node loop = body.parent();
-    if (guard_body[0].is("break_statement")) {
-        site.reason = "a data-dependent `break` in a loop: its active mask would have to be set before the loop, "
-                      "stay false once the test held, and gate the statements before the guard too; not rewritten "
-                      "yet";
-        return site;
-    }
     if (!loop.is("for_statement") || !(loop.field("body") == body)) {
-        site.reason = loop.is("while_statement")
-                          ? "a data-dependent `continue` in a `while` loop: its trip count is not static"
-                          : "a data-dependent `continue` under another statement of the loop";
+        site.reason = loop.is("while_statement") ? jump + " in a `while` loop: its trip count is not static"
+                                                 : jump + " under another statement of the loop";
         return site;
     }
     const std::set<std::string> tensors = tensor_locals(def, ctx.values, ctx.file);
     const Node range = loop.field("right");
     if (ctx.values.data_test(ctx.file, range) || reads_data(range, tensors, ctx.values, ctx.file)) {
-        site.reason = fmt::format("a data-dependent `continue` in a loop over `{}`, whose length is not static",
-                                  one_line(range.text()));
+        site.reason = fmt::format("{} in a loop over `{}`, whose length is not static", jump, one_line(range.text()));
         return site;
     }
-    if (const Node jump = other_jump(body, guard_body[0])) {
-        site.reason = fmt::format("a data-dependent `continue` in a loop with another `{}` (line {})",
-                                  jump.is("break_statement") ? "break" : "continue", jump.position().line);
+    if (const Node other = other_jump(body, guard_body[0])) {
+        site.reason = fmt::format("{} in a loop with another `{}` (line {})", jump,
+                                  other.is("break_statement") ? "break" : "continue", other.position().line);
         return site;
+    }
+    const Scope loop_scope = analysis::scope_of(def, loop);
+    if (is_break) {
+        // After the break the original leaves the loop: its `else` does not run, and the
+        // loop's variables keep the values of the iteration that broke.
+        if (loop.field("alternative")) {
+            site.reason = jump + " in a loop with an `else` clause, which runs only when the loop did not break";
+            return site;
+        }
+        std::string target;
+        syntax::walk(loop.field("left"), [&](const Node& n) {
+            if (n.is("identifier") && target.empty() && loop_scope.read_outside.contains(std::string(n.text()))) {
+                target = n.text();
+            }
+            return target.empty();
+        });
+        if (!target.empty()) {
+            site.reason = fmt::format("{}: the loop variable `{}` is read after the loop, where it holds the value "
+                                      "of the iteration that broke",
+                                      jump, target);
+            return site;
+        }
     }
     Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
     checker.site_def = def;
@@ -289,38 +310,51 @@ std::optional<Site> loop_skip_site(const Context& ctx, const Node& stmt, const N
         return site;
     }
     Gate gate{.ctx = ctx, .checker = checker, .def = def, .tensors = tensors,
-              .active = fmt::format("_graphmend_active{}", stmt.position().line)};
+              .active = fmt::format("_graphmend_active{}", stmt.position().line),
+              .where = is_break ? "in the loop" : "after the guard"};
+    // After a `continue` the iteration's later statements are gated; after a `break`, every
+    // statement of every later iteration, those before the guard too.
     for (const Node& s : statements(body)) {
-        if (s.begin() > stmt.begin()) gate.top.push_back(s);
+        if (s.begin() > stmt.begin() || (is_break && s.begin() < stmt.begin())) gate.top.push_back(s);
     }
-    gate.scope = analysis::scope_of(def, loop);
+    gate.scope = loop_scope;
+    if (range.is("call") && range.field("function").text() == "range" && loop.field("left").is("identifier")) {
+        gate.counters.insert(std::string(loop.field("left").text()));
+    }
     gate.bound = bound_at_guard(body, stmt, gate.scope);
     for (const Node& s : gate.top) {
         if (auto why = gate.convert(s, true); !why.empty()) {
-            site.reason = "a data-dependent `continue` in a loop: " + why;
+            site.reason = fmt::format("{} in a loop: {}", jump, why);
             site.retry = gate.nested;
             return site;
         }
     }
     // The guard's lines: the active mask on the first, then one spare line for each `raise`'s
-    // `continue`, so that code below the rewrite keeps its line numbers.
+    // `continue` (and, for a `break`, one for the line before the loop that sets the mask), so
+    // that code below the guard keeps its line numbers.
     const Node bare = syntax::without_parens(test);
-    const std::string mask =
+    std::string mask =
         bare.is("not_operator")
             ? fmt::format("{}(\"bool\", {})", runtime::name::scalar, predicate(bare.field("argument")))
             : fmt::format("{}({})", runtime::name::not_, predicate(test));
+    if (is_break) mask = fmt::format("{}({}, lambda: {})", runtime::name::and_, gate.active, mask);
     std::string guard_text = keeping_lines(stmt, fmt::format("{} = {}", gate.active, mask));
     const std::string eol(stmt.source().eol());
-    for (int i = 0; i < gate.raises; ++i) {
+    for (int i = 0; i < gate.raises + (is_break ? 1 : 0); ++i) {
         if (!guard_text.ends_with(eol)) {  // no spare line left (the last one holds a comment or the mask)
-            site.reason = "a data-dependent `continue` in a loop: more `raise` statements after the guard than the "
-                          "guard has spare lines for their `continue`s, so code below would move";
+            site.reason = fmt::format("{} in a loop: the guard has no spare line for {}, so code below would move",
+                                      jump, is_break && i == 0 ? "setting the mask before the loop"
+                                                               : "the `continue` after each `raise`");
             return site;
         }
         guard_text.resize(guard_text.size() - eol.size());
     }
-    std::string text = guard_text;
-    std::uint32_t cursor = stmt.end();
+    gate.edits.push_back({stmt.begin(), stmt.end(), guard_text});
+    std::sort(gate.edits.begin(), gate.edits.end(),
+              [](const edits::Edit& a, const edits::Edit& b) { return a.begin < b.begin; });
+    std::uint32_t cursor = is_break ? loop.begin() : stmt.begin();
+    const std::uint32_t begin = cursor;
+    std::string text = is_break ? fmt::format("{} = True{}{}", gate.active, eol, indent_of(loop)) : "";
     for (const auto& e : gate.edits) {
         text += stmt.source().slice(cursor, e.begin);
         text += e.text;
@@ -337,12 +371,11 @@ std::optional<Site> loop_skip_site(const Context& ctx, const Node& stmt, const N
         !select.empty()) {
         parts.push_back(select);
     }
-    site.fix = Fix{.edits = {{stmt.begin(), cursor, text}},
+    site.fix = Fix{.edits = {{begin, cursor, text}},
                    .runtime = std::move(blocks),
                    .condition = fmt::format("{}", fmt::join(parts, ", "))};
-    site.detail = fmt::format("the loop runs its full range; the updates after the guard are made only where "
-                              "`{}` holds",
-                              gate.active);
+    site.detail = fmt::format("the loop runs its full range; the updates {} are made only where `{}` holds",
+                              is_break ? "of every iteration" : "after the guard", gate.active);
     return site;
 }
 
