@@ -341,7 +341,12 @@ def _graphmend_predicated_runtime():
     # elements when active, none otherwise, and no graph break. Only where a store of no
     # element cannot raise or change gradients: a mask of TARGET's device whose shape leads
     # TARGET's, a TARGET that is no leaf requiring grad, and a VALUE that is a Python number
-    # or bool, or a one-element tensor of TARGET's dtype and device not requiring grad.
+    # or bool, or a one-element tensor of TARGET's dtype and device not requiring grad (in-place
+    # on a leaf requiring grad, or on a view of one, raises even when no element is stored).
+    def leaf_or_view_of_leaf(t):
+        base = t._base
+        return t.is_leaf or (base is not None and base.is_leaf)
+
     def store_when(active, target, index, value):
         grad = torch.is_grad_enabled()
         value_ok = type(value) in (bool, int, float) or (
@@ -350,7 +355,7 @@ def _graphmend_predicated_runtime():
         if (traced_tensor(active) and active.numel() == 1 and isinstance(target, Tensor)
                 and isinstance(index, Tensor) and index.dtype == torch.bool
                 and index.device == target.device and index.shape == target.shape[:index.dim()]
-                and not (grad and target.requires_grad and target.is_leaf) and value_ok):
+                and not (grad and target.requires_grad and leaf_or_view_of_leaf(target)) and value_ok):
             target[index & as_bool(active)] = value
             return
         if active:
