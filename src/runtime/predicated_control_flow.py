@@ -163,7 +163,7 @@ def _graphmend_predicated_runtime():
         return a if a else b()
 
     def not_(a):
-        if traced_tensor(a):
+        if traced_tensor(a) and a.numel() == 1:
             return torch.logical_not(a)
         return not a
 
@@ -334,11 +334,39 @@ def _graphmend_predicated_runtime():
     def copy(dst, src):
         return dst.clone().copy_(src)
 
+    # `TARGET[INDEX] = VALUE` after a data-dependent `continue` in a loop over a static range;
+    # active: the iteration was not skipped. Eagerly, or where the rest does not hold, the
+    # store is made when active is true, as the loop made it. Traced with a one-element
+    # active and a bool mask INDEX, the store becomes TARGET[INDEX & active] = VALUE: the same
+    # elements when active, none otherwise, and no graph break. Only where a store of no
+    # element cannot raise or change gradients: a mask of TARGET's device whose shape leads
+    # TARGET's, a TARGET that is no leaf requiring grad, and a VALUE that is a Python number
+    # or bool, or a one-element tensor of TARGET's dtype and device not requiring grad (in-place
+    # on a leaf requiring grad, or on a view of one, raises even when no element is stored).
+    def leaf_or_view_of_leaf(t):
+        base = t._base
+        return t.is_leaf or (base is not None and base.is_leaf)
+
+    def store_when(active, target, index, value):
+        grad = torch.is_grad_enabled()
+        value_ok = type(value) in (bool, int, float) or (
+            isinstance(value, Tensor) and value.numel() == 1 and value.dtype == target.dtype
+            and value.device == target.device and not (grad and value.requires_grad))
+        if (traced_tensor(active) and active.numel() == 1 and isinstance(target, Tensor)
+                and isinstance(index, Tensor) and index.dtype == torch.bool
+                and index.device == target.device and index.shape == target.shape[:index.dim()]
+                and not (grad and target.requires_grad and leaf_or_view_of_leaf(target)) and value_ok):
+            target[index & as_bool(active)] = value
+            return
+        if active:
+            target[index] = value
+
     # Never compiled as frames of their own (see the deferred_effects block): from a traced
     # frame Dynamo inlines them; from a frame it runs eagerly they run eagerly, as the `if` did.
     # graphmend-shared: skip_frames codes=[_graphmend_predicated_runtime.__code__]
 
     rt.copy = copy
+    rt.store_when = store_when
     rt.if_state = if_state
     rt.cache = cache
     rt.set_attr = set_attr
@@ -365,4 +393,5 @@ _graphmend_if_state = _graphmend_pred_rt.if_state
 _graphmend_cache = _graphmend_pred_rt.cache
 _graphmend_set_attr = _graphmend_pred_rt.set_attr
 _graphmend_copy = _graphmend_pred_rt.copy
+_graphmend_store_when = _graphmend_pred_rt.store_when
 # --- end of graphmend runtime: predicated_control_flow ---

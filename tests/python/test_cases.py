@@ -35,6 +35,7 @@ CASES = [
     ("tests/cases/c22_refuse_tensor_slice_bound_reported.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", ["--log-level", "INFO"]),
+    ("tests/cases/c25_loop_continue_guard_masked_store.py", []),
     ("tests/cases/c26_refuse_value_raising_untaken_branch.py", []),
     ("models/demo_model.py", []),
     # Golden fixtures of the deferred-side-effect rule that carry `# expect:` lines.
@@ -52,6 +53,8 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/nested.py", []),
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
+    ("tests/fixtures/predicated-control-flow/loop_skip.py", []),
+    ("tests/fixtures/predicated-control-flow/loop_break.py", []),
     ("tests/fixtures/static-expert-dispatch/dispatch.py", []),
     ("tests/fixtures/static-expert-dispatch/masks.py", []),
     ("tests/fixtures/static-expert-dispatch/hit_rows_unsafe.py", ["--unsafe-fixes"]),
@@ -75,15 +78,14 @@ def test_case_meets_expectations(path, extra, tmp_path):
 
 
 # Handed cases whose rewrite is not built yet (issue 31: a predicate from a callable argument,
-# an in-place op on a fresh local under an `.item()` test, an effect common to both branches, a
-# data-dependent `continue`): graphmend refuses their site, so every expectation but the graph
+# an in-place op on a fresh local under an `.item()` test, an effect common to both branches):
+# graphmend refuses their site, so every expectation but the graph
 # count must hold already. The test fails once the count is met too, so that the case moves up
 # into CASES.
 UNTIL_REWRITTEN = [
     "tests/cases/c20_where_predicate_from_callable_arg.py",
     "tests/cases/c21_where_item_guard_inplace_fresh_local.py",
     "tests/cases/c24_where_common_effect_hoisted.py",
-    "tests/cases/c25_loop_continue_guard_masked_store.py",
 ]
 
 

@@ -10,6 +10,7 @@
 //   purity.cpp     which calls and expressions a branch may evaluate when not taken
 //   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
 //   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
+//   loop_skip.cpp  `if TEST: continue` in a loop over a static range: an active mask
 #pragma once
 
 #include <fmt/format.h>
@@ -174,6 +175,11 @@ std::set<std::string> buffers_of(const Context& ctx, const Node& function);
 
 /// A GM201 site over `n` (an if_statement or a conditional_expression) with test `test`.
 Site new_site(const Node& n, std::string_view test);
+
+/// `if TEST: continue` (no elif/else) in a loop's body, TEST data-dependent (loop_skip.cpp): `site`
+/// fixed as an active mask gating the rest of the iteration, or refused with the reason; nullopt
+/// when `stmt` is not such a guard.
+std::optional<Site> loop_skip_site(const Context& ctx, const Node& stmt, const Node& def, Site site);
 
 /// The site of a data-dependent if/elif/else statement (statement.cpp).
 Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope);

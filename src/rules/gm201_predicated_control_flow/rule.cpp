@@ -20,7 +20,9 @@
 // Messages under the test become _graphmend_when (deferred with the test), and a
 // counter on a buffer (`self.n += 1`) becomes _graphmend_update (an in-place add of a
 // where). Branches that call a submodule or make 8+ calls are marked costly=True, which
-// the runtime turns into torch.cond.
+// the runtime turns into torch.cond. A data-dependent `if TEST: continue` (or `break`) in a
+// loop over a static range becomes an active mask gating the rest of the loop
+// (loop_skip.cpp).
 //
 // Why: Dynamo cannot trace Python control flow on a tensor value: GB0170 (torch 2.12,
 // "Data-dependent branching"), and GB0124 for `.item()`.

@@ -426,6 +426,7 @@ std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b) {
 Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope& scope) {
     Site site = new_site(stmt, stmt.field("condition").text());
     if (site.reason = dynamic_shape_in_test(ctx, stmt.field("condition")); !site.reason.empty()) return site;
+    if (auto loop_site = loop_skip_site(ctx, stmt, def, site)) return std::move(*loop_site);
     Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
     checker.site_def = def;
     checker.site_stmt = stmt;
