@@ -183,6 +183,11 @@ std::optional<std::string> hoist_common_call(Checker& checker, const Node& stmt,
                                    what, target.text(), v.text());
             }
             if (auto why = checker.branch_impurity(v); !why.empty()) return why;
+            if (auto clash = value_kind_clash(checker.ctx, value_of(args[0][j]), v); !clash.empty()) {
+                return fmt::format("an argument of {} has values of different kinds in the branches ({}): no select "
+                                   "can express that",
+                                   what, clash);
+            }
         }
         differing.push_back(j);
     }
