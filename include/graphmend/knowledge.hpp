@@ -181,6 +181,10 @@ bool impure_torch(std::string_view name);
 /// `masked_fill_`, `copy_`; docs/source/tensors.rst, torch 2.12.1), a Python special method
 /// (`__add__`) not being one.
 bool in_place(std::string_view name);
+/// In-place ops that keep an argument rather than read its values: `set_` makes the receiver
+/// share the argument's storage (GM201 hoists other in-place calls out of the branches of a
+/// select, handing them a selected copy of their argument).
+bool keeps_argument(std::string_view name);
 /// Operations whose gradient can be inf/NaN where their value is finite or unused.
 bool grad_unsafe(std::string_view name);
 
@@ -194,6 +198,9 @@ bool elementwise_module(std::string_view class_name);
 bool rowwise_module(std::string_view class_name);
 bool stateless_module(std::string_view class_name);
 bool tensor_module(std::string_view class_name);
+/// torch.nn classes whose forward always returns a new tensor with storage of its own (never its
+/// input, a view of it or a parameter: Linear, the convolutions and norms, GELU, ...).
+bool new_tensor_module(std::string_view class_name);
 
 /// nn.Module classes of torch outside torch.nn (`torch.jit.ScriptModule`, `torch.fx.GraphModule`,
 /// ...), by dotted name; torch.ao.nn's too.

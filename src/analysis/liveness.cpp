@@ -284,6 +284,10 @@ std::set<std::string> assigned_by(const Node& stmt) {
         }
     } else if (stmt.is("with_statement")) {
         return assigned_by_block(stmt.field("body"));
+    } else if (stmt.is("function_definition") || stmt.is("class_definition")) {
+        names.insert(text(stmt.field("name")));  // `def NAME` binds NAME, as an assignment does
+    } else if (stmt.is("decorated_definition")) {
+        if (const Node def = stmt.field("definition")) names.insert(text(def.field("name")));
     }
     return names;
 }

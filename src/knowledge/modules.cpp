@@ -105,6 +105,19 @@ bool module_within(std::string_view class_name, ModuleKind kind) {
     return m != nullptr && m->kind <= kind;
 }
 
+// torch.nn classes whose forward always returns a new tensor with storage of its own: never its
+// input (Identity, Dropout in eval, an activation built with inplace=True), a view of it
+// (Flatten, Unflatten) or a parameter. Source: torch 2.12.1's torch/nn/modules/ (each forward).
+// GM201: a local made by one is fresh, so a branch may change a copy of it instead.
+constexpr auto kNewTensorModules = std::to_array<Name>({
+    {"BatchNorm1d", kNn}, {"BatchNorm2d", kNn}, {"BatchNorm3d", kNn}, {"Bilinear", kNn}, {"Conv1d", kNn},
+    {"Conv2d", kNn}, {"Conv3d", kNn}, {"ConvTranspose1d", kNn}, {"ConvTranspose2d", kNn},
+    {"ConvTranspose3d", kNn}, {"Embedding", kNn}, {"GELU", kNn}, {"GLU", kNn}, {"GroupNorm", kNn},
+    {"LayerNorm", kNn}, {"Linear", kNn}, {"LogSigmoid", kNn}, {"LogSoftmax", kNn}, {"RMSNorm", kNn},
+    {"Sigmoid", kNn}, {"Softmax", kNn}, {"Softplus", kNn}, {"Tanh", kNn},
+});
+static_assert(detail::sorted(kNewTensorModules));
+
 // nn.Module classes of torch outside torch.nn (besides torch.ao.nn's, by prefix). Source:
 // torch 2.12.1 (torch/jit/_script.py, torch/fx/graph_module.py, torch/_dynamo/eval_frame.py).
 constexpr auto kOtherTorchModules = std::to_array<Name>({
@@ -149,6 +162,7 @@ bool elementwise_module(std::string_view class_name) { return module_within(clas
 bool rowwise_module(std::string_view class_name) { return module_within(class_name, ModuleKind::Rowwise); }
 bool stateless_module(std::string_view class_name) { return module_within(class_name, ModuleKind::Stateless); }
 bool tensor_module(std::string_view class_name) { return module_within(class_name, ModuleKind::OneTensor); }
+bool new_tensor_module(std::string_view class_name) { return detail::listed(kNewTensorModules, class_name); }
 
 bool other_torch_module(std::string_view dotted) {
     return dotted.starts_with("torch.ao.nn.") || detail::listed(kOtherTorchModules, dotted);
@@ -193,6 +207,7 @@ namespace detail {
 
 void add_module_tables(std::vector<Table>& out) {
     out.push_back(table("module_classes", "torch 2.12.1 torch/nn/modules/", kModuleClasses));
+    out.push_back(table("new_tensor_modules", "torch 2.12.1 torch/nn/modules/", kNewTensorModules));
     out.push_back(table("other_torch_modules", "torch 2.12.1 torch/jit, torch/fx, torch/_dynamo", kOtherTorchModules));
     out.push_back(table("untraced_apis", "torch 2.12.1 torch/compiler, torch/_dynamo/decorators.py; torch 2.0-2.1",
                         kUntracedApis));

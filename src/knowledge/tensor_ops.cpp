@@ -323,6 +323,8 @@ bool grad_unsafe(std::string_view name) { return detail::listed(kGradUnsafe, nam
 // torch's in-place ops end in an underscore (docs/source/tensors.rst: "methods which mutate a
 // tensor are marked with an underscore suffix"), Python's special methods in two.
 bool in_place(std::string_view name) { return name.ends_with('_') && !name.starts_with("__"); }
+// Source: torch 2.12.1 docs/source/tensors.rst (Tensor.set_: "the tensor shares the storage").
+bool keeps_argument(std::string_view name) { return name == "set_"; }
 
 namespace detail {
 

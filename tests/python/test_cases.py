@@ -32,9 +32,11 @@ CASES = [
     ("tests/cases/c17_item_local_predicate.py", []),
     ("tests/cases/c18_training_untaken_param.py", []),
     ("tests/cases/c19_check_inside_branch.py", []),
+    ("tests/cases/c21_where_item_guard_inplace_fresh_local.py", []),
     ("tests/cases/c22_refuse_tensor_slice_bound_reported.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", ["--log-level", "INFO"]),
+    ("tests/cases/c24_where_common_effect_hoisted.py", []),
     ("tests/cases/c25_loop_continue_guard_masked_store.py", []),
     ("tests/cases/c26_refuse_value_raising_untaken_branch.py", []),
     ("models/demo_model.py", []),
@@ -84,8 +86,6 @@ def test_case_meets_expectations(path, extra, tmp_path):
 # into CASES.
 UNTIL_REWRITTEN = [
     "tests/cases/c20_where_predicate_from_callable_arg.py",
-    "tests/cases/c21_where_item_guard_inplace_fresh_local.py",
-    "tests/cases/c24_where_common_effect_hoisted.py",
 ]
 
 

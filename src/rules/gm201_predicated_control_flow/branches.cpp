@@ -12,47 +12,6 @@ namespace graphmend::rules::control_flow {
 
 namespace {
 
-// `NAME` is a fresh local that `stmt` only writes with `NAME.copy_(...)`: its one
-// assignment, before `stmt`, makes a new tensor (zeros_like, new_zeros, clone, ...), no
-// statement between them reads it (no alias can exist), and `stmt` reads it only as the
-// receiver of copy_. Then `NAME.copy_(SRC)` can become `NAME = copy of NAME with SRC`.
-bool fresh_local(const Node& def, const Node& stmt, const std::string& name) {
-    std::vector<Node> assignments;
-    bool ok = true;
-    syntax::walk(def.field("body"), [&](const Node& n) {
-        if (!ok || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
-        if (n.is("assignment") || n.is("augmented_assignment") || n.is("named_expression") || n.is("for_statement") ||
-            n.is("with_item")) {
-            syntax::walk(n.is("named_expression") ? n.field("name") : n.is("with_item") ? n : n.field("left"),
-                         [&](const Node& t) {
-                             if (t.is("identifier") && t.text() == name && !(t.parent().is("attribute"))) {
-                                 assignments.push_back(n);
-                             }
-                             return !t.is("attribute") && !t.is("subscript");
-                         });
-        }
-        if (n.is("identifier") && n.text() == name && is_read(n)) {
-            const bool inside = stmt.begin() <= n.begin() && n.end() <= stmt.end();
-            if (inside) {
-                const Node attr = n.parent();
-                ok = attr.is("attribute") && attr.field("object") == n && attr.field("attribute").text() == "copy_" &&
-                     attr.parent().is("call");
-            } else if (!assignments.empty() && n.begin() > assignments[0].end() && n.begin() < stmt.begin()) {
-                ok = false;
-            }
-        }
-        return true;
-    });
-    if (!ok || assignments.size() != 1 || !assignments[0].is("assignment") ||
-        !assignments[0].field("left").is("identifier") || assignments[0].end() > stmt.begin()) {
-        return false;
-    }
-    const Node right = assignments[0].field("right");
-    if (!right || !right.is("call")) return false;
-    const Node fn = right.field("function");
-    return fn.is("attribute") && knowledge::fresh_tensor(fn.field("attribute").text());
-}
-
 }  // namespace
 
 std::string plain_name(const Node& n) {
@@ -169,7 +128,7 @@ std::string Checker::convert_statement(const Node& stmt, Branch& out) {
         return fmt::format("{} in a branch", construct_name(stmt));
     }
     const Node e = stmt.named_children()[0];
-    for (auto form : {&Checker::rebind, &Checker::set_attr, &Checker::update, &Checker::copy, &Checker::effect}) {
+    for (auto form : {&Checker::rebind, &Checker::set_attr, &Checker::update, &Checker::in_place_call, &Checker::effect}) {
         if (auto why = (this->*form)(e, out)) return *why;
     }
     return assignment(e, out);
@@ -267,22 +226,37 @@ std::optional<std::string> Checker::update(const Node& e, Branch& out) {
     return fmt::format("in-place update `{}`", e.text());
 }
 
-// `NAME.copy_(SRC)` on a fresh local: an Assign of a copy of NAME with SRC.
-std::optional<std::string> Checker::copy(const Node& e, Branch& out) {
-    if (!(e.is("call") && e.field("function").is("attribute") &&
-          e.field("function").field("attribute").text() == "copy_" &&
-          e.field("function").field("object").is("identifier"))) {
+// `NAME.OP_(ARGS)` on a fresh local (fresh_local, checked once the branches are converted): an
+// Assign of NAME to a clone changed in place, `NAME.clone().OP_(ARGS)` (`NAME.copy_(SRC)`: to
+// `_graphmend_copy(NAME, SRC)`). A clone and the in-place op keep the op's dtype, broadcasting
+// and errors, which an out-of-place form (`add` for `add_`) would not: it promotes.
+std::optional<std::string> Checker::in_place_call(const Node& e, Branch& out) {
+    Node call = e;
+    if (e.is("assignment") && e.field("left").is("identifier") && e.field("right")) call = e.field("right");
+    if (!(call.is("call") && call.field("function").is("attribute") &&
+          knowledge::in_place(call.field("function").field("attribute").text()) &&
+          call.field("function").field("object").is("identifier"))) {
         return std::nullopt;
     }
-    const std::string name = text(e.field("function").field("object"));
-    const auto args = e.field("arguments").named_children();
-    if (args.size() != 1 || args[0].is("keyword_argument") || !site_def || !site_stmt ||
-        !fresh_local(site_def, site_stmt, name)) {
-        return fmt::format("in-place `{}` on a tensor that outlives the branch", e.text());
+    const Node receiver = call.field("function").field("object");
+    const std::string name = text(receiver);
+    if (e.is("assignment") && e.field("left").text() != name) return std::nullopt;
+    const std::string method = text(call.field("function").field("attribute"));
+    const auto args = call.field("arguments").named_children();
+    if (!site_def || !site_stmt || knowledge::keeps_argument(method) || knowledge::random_op(method)) {
+        return fmt::format("in-place `{}` on a tensor that outlives the branch", one_line(call.text()));
     }
-    if (auto why = branch_impurity(args[0]); !why.empty()) return why;
-    Statement st{Statement::Assign, name, e};
-    st.copy = true;
+    for (const Node& a : args) {
+        if (a.is("comment")) continue;
+        if (auto why = branch_impurity(a.is("keyword_argument") ? a.field("value") : a); !why.empty()) return why;
+    }
+    changed_in_place[name].insert(receiver.begin());
+    Statement st{Statement::Assign, name, call};
+    if (method == "copy_" && args.size() == 1 && !args[0].is("keyword_argument")) {
+        st.copy = true;
+    } else {
+        st.clones.insert(receiver.begin());
+    }
     out.body.push_back(std::move(st));
     return "";
 }
@@ -313,7 +287,12 @@ std::string Checker::assignment(const Node& e, Branch& out) {
         return fmt::format("the branch stores into `{}` (module or tensor state)", left.text());
     }
     if (right.is("assignment")) return "a chained assignment";
-    if (auto why = branch_impurity(right); !why.empty()) return why;
+    // A call that changes NAME in place may take a clone of it (clone_arguments).
+    if (left.is("identifier")) clone_target = text(left);
+    pending_clones.clear();
+    auto why = branch_impurity(right);
+    clone_target.clear();
+    if (!why.empty()) return why;
     if (left.is("pattern_list") || left.is("tuple_pattern")) {
         std::vector<std::string> names;
         for (const Node& t : left.named_children()) {
@@ -328,26 +307,29 @@ std::string Checker::assignment(const Node& e, Branch& out) {
         return "";
     }
     if (!left.is("identifier")) return fmt::format("unpacking assignment `{} = ...`", left.text());
-    out.body.push_back({Statement::Assign, text(left), right});
+    Statement st{Statement::Assign, text(left), right};
+    st.clones = std::move(pending_clones);
+    out.body.push_back(std::move(st));
     return "";
+}
+
+Node init_of(const Context& ctx, const Node& function) {
+    for (Node p = function.parent(); p; p = p.parent()) {
+        if (!p.is("class_definition")) continue;
+        const auto& classes = ctx.source().index.classes;
+        const auto it = classes.find(text(p.field("name")));
+        if (it == classes.end()) return Node();
+        const auto init = it->second.methods.find("__init__");
+        return init == it->second.methods.end() ? Node() : init->second;
+    }
+    return Node();
 }
 
 std::map<std::string, std::string> submodules_of(const Context& ctx, const Node& function) {
     std::map<std::string, std::string> out;
-    Node cls;
-    for (Node p = function.parent(); p; p = p.parent()) {
-        if (p.is("class_definition")) {
-            cls = p;
-            break;
-        }
-    }
-    if (!cls) return out;
-    const auto& classes = ctx.source().index.classes;
-    const auto it = classes.find(text(cls.field("name")));
-    if (it == classes.end()) return out;
-    const auto init = it->second.methods.find("__init__");
-    if (init == it->second.methods.end()) return out;
-    syntax::walk(init->second, [&](const Node& n) {
+    const Node init = init_of(ctx, function);
+    if (!init) return out;
+    syntax::walk(init, [&](const Node& n) {
         if (!n.is("assignment")) return true;
         const Node left = n.field("left");
         const Node right = n.field("right");
@@ -367,25 +349,18 @@ std::map<std::string, std::string> submodules_of(const Context& ctx, const Node&
 
 std::set<std::string> buffers_of(const Context& ctx, const Node& function) {
     std::set<std::string> out;
-    for (Node p = function.parent(); p; p = p.parent()) {
-        if (!p.is("class_definition")) continue;
-        const auto& classes = ctx.source().index.classes;
-        const auto it = classes.find(text(p.field("name")));
-        if (it == classes.end()) break;
-        const auto init = it->second.methods.find("__init__");
-        if (init == it->second.methods.end()) break;
-        syntax::walk(init->second, [&](const Node& n) {
-            if (n.is("call") && n.field("function").text() == "self.register_buffer") {
-                const auto args = n.field("arguments").named_children();
-                if (!args.empty() && args[0].is("string")) {
-                    std::string name(args[0].text());
-                    out.insert(name.substr(1, name.size() - 2));
-                }
+    const Node init = init_of(ctx, function);
+    if (!init) return out;
+    syntax::walk(init, [&](const Node& n) {
+        if (n.is("call") && n.field("function").text() == "self.register_buffer") {
+            const auto args = n.field("arguments").named_children();
+            if (!args.empty() && args[0].is("string")) {
+                std::string name(args[0].text());
+                out.insert(name.substr(1, name.size() - 2));
             }
-            return true;
-        });
-        break;
-    }
+        }
+        return true;
+    });
     return out;
 }
 

@@ -16,6 +16,20 @@ struct Reads {
     std::set<std::string> assigned;
 };
 
+// The function `name` defined in the function around `n` (a closure), or an invalid node.
+Node closure_of(const Node& n, const std::string& name) {
+    Node def = analysis::enclosing_function(n);
+    while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
+    Node found;
+    if (def) {
+        syntax::walk(def.field("body"), [&](const Node& d) {
+            if (d.is("function_definition") && text(d.field("name")) == name) found = d;
+            return !found && !d.is("function_definition") && !d.is("class_definition");
+        });
+    }
+    return found;
+}
+
 void collect_reads(const Node& expr, const std::set<std::string>& locals, Reads& r) {
     syntax::walk(expr, [&](const Node& n) {
         if (n.is("attribute") && n.field("object").is("identifier") && n.field("object").text() == "self") {
@@ -24,7 +38,21 @@ void collect_reads(const Node& expr, const std::set<std::string>& locals, Reads&
         }
         if (n.is("identifier") && is_read(n)) {
             const std::string name(n.text());
-            if (locals.contains(name) && !r.assigned.contains(name) && name != "self") r.roots.emplace(name, n);
+            // A closure called here reads the enclosing function's names when it runs: those
+            // are what may carry gradients, not the function.
+            const Node closure = n.parent().is("call") && n.parent().field("function") == n ? closure_of(n, name) : Node();
+            if (closure) {
+                const std::set<std::string> own = analysis::local_names(closure);
+                syntax::walk(closure.field("body"), [&](const Node& m) {
+                    if (m.is("identifier") && is_read(m) && !own.contains(text(m)) && locals.contains(text(m)) &&
+                        !r.assigned.contains(text(m)) && text(m) != "self") {
+                        r.roots.emplace(text(m), m);
+                    }
+                    return true;
+                });
+            } else if (locals.contains(name) && !r.assigned.contains(name) && name != "self") {
+                r.roots.emplace(name, n);
+            }
         }
         return true;
     });
@@ -37,19 +65,24 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
     bool reads_renamed = false;                   // a statement reads a name an earlier one assigned
     std::map<std::string, std::string> values_at_step;  // name -> its assigned value, as bound
     std::vector<std::string> steps;
+    const std::set<std::uint32_t>* clones = nullptr;  // the statement's Statement::clones
     auto substitute = [&](const Node& expr) {
         return rebuild(expr, [&](const Node& n) -> std::optional<std::string> {
             if (n.is("identifier") && is_read(n)) {
-                if (const auto it = renamed.find(text(n)); it != renamed.end()) {
+                std::string name = text(n);
+                if (const auto it = renamed.find(name); it != renamed.end()) {
                     reads_renamed = true;
-                    return it->second;
+                    name = it->second;
                 }
+                if (clones != nullptr && clones->contains(n.begin())) return name + ".clone()";
+                if (name != n.text()) return name;
             }
             return std::nullopt;
         });
     };
     std::string result;
     for (const auto& st : b.body) {
+        clones = &st.clones;
         if (st.kind == Statement::Check) {
             steps.push_back(st.check.text(fmt::format("{}({}, lambda: {})", runtime::name::and_, b.gate, st.effect)));
             continue;
@@ -72,7 +105,8 @@ std::string branch_value(const Branch& b, const std::vector<std::string>& live) 
                                                       : substitute(st.value);
             continue;
         }
-        const std::string local = "_graphmend_" + st.name;
+        // A temporary of graphmend's own (a hoisted call's argument) keeps its name.
+        const std::string local = st.name.starts_with("_graphmend_") ? st.name : "_graphmend_" + st.name;
         std::string value = !st.raw.empty() ? st.raw : substitute(st.value);
         if (st.raw.empty() && st.value.is("expression_list")) value = "(" + value + ")";
         steps.push_back(fmt::format("{} := {}", local, value));
@@ -163,10 +197,12 @@ std::string select_condition(bool grad_unsafe, const std::vector<std::string>& o
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces) {
+std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces,
+                   const std::string& after) {
     const auto& src = stmt.source();
     const std::string eol(src.eol());
     const std::string indent = indent_of(stmt);
+    const std::string tail = after.empty() ? "" : eol + indent + after;
     const std::string inner = indent + (indent.find('\t') != std::string::npos ? "\t" : "    ");
     std::vector<std::string> comments;
     for (Node n = stmt; n && n.begin() < end; n = n.next_sibling()) {
@@ -176,6 +212,7 @@ std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::s
         });
     }
     std::size_t budget = syntax::count_newlines(src.slice(stmt.begin(), end));
+    budget -= std::min(budget, syntax::count_newlines(tail));
     for (const auto& p : pieces) budget -= std::min(budget, syntax::count_newlines(p));
     // Each comment takes a line, and then ')' needs one of its own.
     const std::size_t reserved = comments.empty() ? 0 : comments.size() + 1;
@@ -191,10 +228,10 @@ std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::s
     for (std::size_t i = 1; i < pieces.size(); ++i) used -= std::min(used, syntax::count_newlines(pieces[i]));
     if (!comments.empty() || used < budget) {
         for (; used + 1 < budget; ++used) out += eol;
-        return out + eol + indent + ")";
+        return out + eol + indent + ")" + tail;
     }
     if (out.ends_with(",")) out.pop_back();
-    return out + ")";
+    return out + ")" + tail;
 }
 
 }  // namespace graphmend::rules::control_flow

@@ -71,6 +71,13 @@ std::string mutated_elsewhere(const Node& def, const Node& site, const std::set<
 std::string alias_refusal(const Node& def, const Node& site, const std::vector<Node>& values, bool keeps_old,
                           const std::set<std::string>& names, const Node& store);
 
+// --- purity.cpp
+/// The names of a function's parameters in order, "*" for one no call binds by position.
+std::vector<std::string> parameter_names(const Node& function);
+/// Why `name` may be another object where `at` changes it in place, or "": `function` binds it
+/// before `at`, or in a loop around it.
+std::string rebound_before(const Node& function, const std::string& name, const Node& at);
+
 /// One statement of a branch, as the branch's lambda evaluates it.
 struct Statement {
     // Rebind, SetAttr and Cache are module state (the state form, _graphmend_if_state):
@@ -88,6 +95,8 @@ struct Statement {
     std::string raw{};     // Assign: a value already written in terms of lambda locals
                          // Update: the operator, "+=" or "-="
     bool copy = false;
+    std::set<std::uint32_t> clones{};  // Assign: identifiers of `value` (their first byte) evaluated as
+                                       // `NAME.clone()`, a fresh local the call changes in place
     std::string condition{};  // Effect: the deferred call's condition (DeferredCall::condition)
     CheckCall check{};        // Check
 };
@@ -114,6 +123,11 @@ struct Checker {
     std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
     std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
     bool nested = false;  // refused for a data-dependent `if` inside a branch (fixed first)
+    // Fresh locals a branch changes in place, each with the reads (first bytes) the rewrite
+    // turns into a clone: checked by check_fresh once every branch is converted.
+    std::map<std::string, std::set<std::uint32_t>> changed_in_place{};
+    std::string clone_target{};                  // while `NAME = VALUE` in a branch is checked
+    std::set<std::uint32_t> pending_clones{};    // its arguments passed as a clone
 
     [[nodiscard]] static bool is_state(const Statement& s) {
         return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
@@ -139,9 +153,37 @@ struct Checker {
     std::string value_raise(const Node& n, std::size_t file);
     // Why a project function's body is not known to be pure, or "": it binds only its own
     // names, and every call in it is pure (project functions are followed `depth` deep).
-    std::string function_impurity(const analysis::FunctionRef& ref, int depth);
+    // With `mutates`, an in-place op on a parameter (`x.masked_fill_(...)`, `x[i] = v`) that the
+    // function has not rebound is not impure: the parameter's name is added to it.
+    std::string function_impurity(const analysis::FunctionRef& ref, int depth,
+                                  std::set<std::string>* mutates = nullptr);
+    // A call of `callee`, which changes the parameters `mutated` in place, in `NAME = ...` of a
+    // branch: each such argument must be NAME, a fresh local (passed as a clone, and rebound
+    // by the statement), or a new tensor the call makes (`v * 2`). Why not, or "".
+    std::string clone_arguments(const Node& call, const analysis::FunctionRef& callee,
+                                const std::set<std::string>& mutated);
+
+    // --- fresh_locals.cpp
+    // Why `expr` may not be a new tensor that nothing else refers to, or "": a factory (not
+    // requiring grad), an operator, a pure op, a submodule making a new tensor, or a view of
+    // such a value (not a name).
+    std::string fresh_value(const Node& expr) const;
+    // True when the read `n` of a local makes no reference to its tensor: an operand, the
+    // receiver of a pure op that is no view, a shape query.
+    bool non_aliasing_read(const Node& n) const;
+    // Why the local `name` may be referred to by something else when the `if` changes it in
+    // place, or "": it is assigned once before the `if`, on every path and outside any loop
+    // around it, a fresh_value; between, and in the `if` (but at `changed`, the reads the
+    // rewrite clones), it is only read without a reference being kept.
+    std::string fresh_local(const std::string& name, const std::set<std::uint32_t>& changed) const;
+    // fresh_local for each of changed_in_place, or "".
+    std::string check_fresh() const;
     // Why a call is not known to be pure, or "" (project functions followed when `follow`).
     std::string call_impurity(const Node& call, bool follow = true);
+    // `NAME(...)` of a function defined once in the site's function before the `if` (a
+    // closure: `def _compute_rect(): ...` in forward), or nullopt; `why` when the closure
+    // reads a name that a branch assigns.
+    std::optional<analysis::FunctionRef> local_function(const Node& call, std::string& why) const;
     static std::string enclosing_class(const Node& fn);
 
     // --- branches.cpp
@@ -162,10 +204,13 @@ private:
     std::optional<std::string> rebind(const Node& e, Branch& out);
     std::optional<std::string> set_attr(const Node& e, Branch& out);
     std::optional<std::string> update(const Node& e, Branch& out);
-    std::optional<std::string> copy(const Node& e, Branch& out);
+    std::optional<std::string> in_place_call(const Node& e, Branch& out);
     std::optional<std::string> effect(const Node& e, Branch& out);
     std::string assignment(const Node& e, Branch& out);
 };
+
+/// The __init__ of the class around `function`, or an invalid node.
+Node init_of(const Context& ctx, const Node& function);
 
 /// self.NAME = <torch.nn class>(...) in the __init__ of the class of `function`.
 std::map<std::string, std::string> submodules_of(const Context& ctx, const Node& function);
@@ -195,7 +240,17 @@ struct Plan {
     std::vector<std::string> live;   // names the branches assign that the code after the `if` reads
     bool has_checks = false;
     std::string first_pred;          // the first test as the call evaluates it
+    std::string hoisted;             // the call every branch ended in, made once after the select
 };
+
+// --- hoisting.cpp: a step of site_for
+/// `if/elif/else` whose every branch ends in the same in-place call on the same target
+/// (`param.add_(A, alpha=-1.0)` / `param.add_(B, alpha=-1.0)`), differing only in arguments
+/// the branches may evaluate when not taken: fills `plan` with the branches (their other
+/// statements, then one Assign per differing argument to a temporary, live after the `if`) and
+/// plan.hoisted with the call on the temporaries, and answers "". Why it cannot be hoisted
+/// when the statement has that shape; nullopt when it does not.
+std::optional<std::string> hoist_common_call(Checker& checker, const Node& stmt, const Scope& scope, Plan& plan);
 
 // --- layout.cpp, none_paths.cpp: steps of site_for
 /// The live name (or, with every branch returning, the returned value) whose branch values
@@ -233,7 +288,9 @@ std::string select_condition(bool grad_unsafe, const std::vector<std::string>& o
 /// The call's pieces joined with line breaks where the statement had them (at most one
 /// per piece, then before the closing ')'), the statement's comments on lines of their
 /// own inside the parentheses, and blank lines until the line count is the original's:
-/// code below the statement keeps its line numbers.
-std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces);
+/// code below the statement keeps its line numbers. `after`, a statement of its own below the
+/// call (a call hoisted out of every branch), takes one of those lines.
+std::string layout(const Node& stmt, std::uint32_t end, const std::vector<std::string>& pieces,
+                   const std::string& after = "");
 
 }  // namespace graphmend::rules::control_flow

@@ -2,6 +2,8 @@
 // (see predicated_control_flow.hpp). What is known of torch's ops, modules and Python's builtins
 // (pure, random, stateless, with an unsafe gradient, raising for values) is the knowledge
 // layer's (src/knowledge/tensor_ops.cpp, modules.cpp, python.cpp, value_raising.cpp).
+#include <algorithm>
+
 #include "predicated_control_flow.hpp"
 
 #include "graphmend/knowledge.hpp"
@@ -45,6 +47,44 @@ bool passes_keyword(const Node& call, std::string_view name) {
 }
 
 }  // namespace
+
+std::vector<std::string> parameter_names(const Node& function) {
+    std::vector<std::string> out;
+    for (const Node& p : function.field("parameters").named_children()) {
+        if (p.is("identifier")) {
+            out.push_back(text(p));
+        } else if (p.is("typed_parameter")) {
+            out.push_back(!p.named_children().empty() && p.named_children()[0].is("identifier") ? syntax::text(p.named_children()[0]) : "*");
+        } else if (p.is("default_parameter") || p.is("typed_default_parameter")) {
+            out.push_back(text(p.field("name")));
+        } else {
+            out.push_back("*");  // *args, **kwargs, `*`, `/`: no name a call binds by position
+        }
+    }
+    return out;
+}
+
+std::string rebound_before(const Node& function, const std::string& name, const Node& at) {
+    std::string why;
+    syntax::walk(function.field("body"), [&](const Node& n) {
+        if (!why.empty() || n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("identifier") && n.text() == name && !analysis::is_read(n) && !n.parent().is("keyword_argument") &&
+            !n.parent().is("attribute")) {
+            bool in_loop_around = false;
+            for (Node p = at.parent(); p && !(p == function); p = p.parent()) {
+                if ((p.is("for_statement") || p.is("while_statement")) && p.begin() <= n.begin() && n.end() <= p.end()) {
+                    in_loop_around = true;
+                }
+            }
+            if (n.begin() < at.begin() || in_loop_around) {
+                why = fmt::format("`{}` is rebound before `{}` changes it in place", name,
+                                  one_line(at.text(), Blanks::Fold, 40));
+            }
+        }
+        return true;
+    });
+    return why;
+}
 
 std::string Checker::value_raise(const Node& n, std::size_t file) {
     const auto tensor = [&](const Node& e) { return e && ctx.values.eval(file, e).tensor(); };
@@ -170,12 +210,38 @@ std::string Checker::impurity(const Node& expr, bool always_run) {
     return why;
 }
 
-std::string Checker::function_impurity(const analysis::FunctionRef& ref, int depth) {
+std::string Checker::function_impurity(const analysis::FunctionRef& ref, int depth, std::set<std::string>* mutates) {
     if (depth > 3) return "calls nested too deep to check";
     const Node body = ref.node.field("body");
     const std::string owner = enclosing_class(ref.node);
     std::string why;
+    // `P.OP_(...)` or `P[...] = ...` on a parameter P: with `mutates`, recorded where the
+    // function has not rebound P before (or in a loop around) the change.
+    const std::vector<std::string> params = parameter_names(ref.node);
+    auto changes_parameter = [&](const Node& target, const Node& at) {
+        const Node t = syntax::without_parens(target);
+        if (!mutates || !t.is("identifier") || std::find(params.begin(), params.end(), text(t)) == params.end()) {
+            return false;
+        }
+        if (auto w = rebound_before(ref.node, text(t), at); !w.empty()) {
+            why = w;
+            return true;
+        }
+        mutates->insert(text(t));
+        return true;
+    };
     syntax::walk(body, [&](const Node& n) {
+        if (!why.empty()) return false;
+        if (n.is("call") && n.field("function").is("attribute") &&
+            knowledge::in_place(n.field("function").field("attribute").text()) &&
+            !knowledge::keeps_argument(n.field("function").field("attribute").text()) &&
+            !knowledge::random_op(n.field("function").field("attribute").text()) &&
+            changes_parameter(n.field("function").field("object"), n)) {
+            return why.empty();  // its arguments are checked as any expression
+        }
+        if (n.is("assignment") && n.field("left").is("subscript") && changes_parameter(n.field("left").field("value"), n)) {
+            return why.empty();
+        }
         if (!why.empty()) return false;
         if (n.is("function_definition") || n.is("class_definition") || n.is("global_statement") ||
             n.is("nonlocal_statement") || n.is("delete_statement") || n.is("yield") || n.is("await") ||
@@ -193,7 +259,7 @@ std::string Checker::function_impurity(const analysis::FunctionRef& ref, int dep
         if (n.is("call")) {
             const Node fn = n.field("function");
             if (auto callee = ctx.project.callee(ref.file, n, owner)) {
-                why = function_impurity(*callee, depth + 1);
+                why = function_impurity(*callee, depth + 1);  // changes of its parameters: impure here
                 return why.empty();
             }
             if (fn.is("attribute") && fn.field("object").text() == "self") {
@@ -218,6 +284,87 @@ std::string Checker::enclosing_class(const Node& fn) {
     return "";
 }
 
+std::string Checker::clone_arguments(const Node& call, const analysis::FunctionRef& callee,
+                                     const std::set<std::string>& mutated) {
+    const std::string fn(call.field("function").text());
+    std::vector<std::string> params = parameter_names(callee.node);
+    // A method called on an object: its first parameter is the object.
+    if (call.field("function").is("attribute") && !params.empty() && (params[0] == "self" || params[0] == "cls")) {
+        params.erase(params.begin());
+    }
+    std::vector<Node> args;
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("list_splat") || a.is("dictionary_splat")) {
+            return fmt::format("calls {}(), which changes an argument in place, with `*` or `**` arguments", fn);
+        }
+        if (!a.is("comment")) args.push_back(a);
+    }
+    for (const std::string& p : mutated) {
+        Node arg;
+        const auto at = std::find(params.begin(), params.end(), p);
+        for (std::size_t i = 0; i < args.size() && !arg; ++i) {
+            if (args[i].is("keyword_argument") ? args[i].field("name").text() == p
+                                               : at != params.end() && i == static_cast<std::size_t>(at - params.begin())) {
+                arg = args[i].is("keyword_argument") ? args[i].field("value") : args[i];
+            }
+        }
+        if (!arg) {
+            return fmt::format("calls {}(), which changes its parameter `{}` in place, left to its default (an "
+                               "object the function keeps)",
+                               fn, p);
+        }
+        const Node a = syntax::without_parens(arg);
+        if (a.is("identifier") && text(a) == clone_target) {
+            pending_clones.insert(a.begin());
+            changed_in_place[clone_target].insert(a.begin());
+            continue;
+        }
+        if (!a.is("identifier") && fresh_value(a).empty()) continue;  // a new tensor nothing else holds
+        return fmt::format("calls {}(), which changes its argument `{}` in place, and the statement does not "
+                           "rebind `{}` to the result: the change would be seen through it",
+                           fn, a.text(), a.text());
+    }
+    return "";
+}
+
+std::optional<analysis::FunctionRef> Checker::local_function(const Node& call, std::string& why) const {
+    const Node fn = call.field("function");
+    if (!fn.is("identifier") || !site_def || !site_stmt) return std::nullopt;
+    const std::string name = text(fn);
+    Node found;
+    int bindings = 0;
+    syntax::walk(site_def.field("body"), [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition")) {
+            if (text(n.field("name")) == name) {
+                found = n;
+                ++bindings;
+            }
+            return false;
+        }
+        if (n.is("identifier") && text(n) == name && !analysis::is_read(n) && !n.parent().is("keyword_argument")) ++bindings;
+        return true;
+    });
+    if (!found || bindings != 1 || !found.parent().parent().is("function_definition") ||
+        found.begin() > site_stmt.begin()) {
+        return std::nullopt;
+    }
+    // A name the branches assign is read by the closure from the enclosing function, where the
+    // lambdas bind their own (`_graphmend_NAME`): it would see the value before the `if`.
+    std::set<std::string> assigned;
+    syntax::walk(site_stmt, [&](const Node& n) {
+        if (n.is("identifier") && !analysis::is_read(n) && !n.parent().is("keyword_argument")) assigned.insert(text(n));
+        return !n.is("lambda");
+    });
+    syntax::walk(found.field("body"), [&](const Node& n) {
+        if (why.empty() && n.is("identifier") && analysis::is_read(n) && assigned.contains(text(n))) {
+            why = fmt::format("calls {}(), which reads `{}` of the function around it, and a branch assigns `{}`", name,
+                              n.text(), n.text());
+        }
+        return why.empty();
+    });
+    return analysis::FunctionRef{ctx.file, found};
+}
+
 std::string Checker::call_impurity(const Node& call, bool follow) {
     const Node fn = call.field("function");
     ++calls;
@@ -225,11 +372,17 @@ std::string Checker::call_impurity(const Node& call, bool follow) {
         Node def = analysis::enclosing_function(call);
         while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
         if (def) {
-            if (auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def))) {
-                if (auto why = function_impurity(*callee, 0); !why.empty()) {
+            std::string why;
+            auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def));
+            if (!callee) callee = local_function(call, why);
+            if (!why.empty()) return why;
+            if (callee) {
+                std::set<std::string> mutated;
+                if (auto why = function_impurity(*callee, 0, clone_target.empty() ? nullptr : &mutated);
+                    !why.empty()) {
                     return fmt::format("calls {}(), which is not pure: {}", fn.text(), why);
                 }
-                return "";
+                return mutated.empty() ? "" : clone_arguments(call, *callee, mutated);
             }
         }
     }

@@ -391,11 +391,17 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
     if (!pieces.empty()) pieces[0] = updates_text + pieces[0];
     std::vector<std::string> blocks{runtime::stem::predicated_control_flow};
     if (plan.has_checks) blocks.insert(blocks.begin(), runtime::stem::deferred_effects);
-    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces)}}, Applicability::Safe, std::move(blocks)};
+    site.fix = Fix{{{stmt.begin(), span_end, layout(stmt, span_end, pieces, plan.hoisted)}}, Applicability::Safe,
+                   std::move(blocks)};
     site.detail = checker.grad_unsafe
                       ? "selected with torch.where; the original control flow is kept when the branch values "
                         "require grad (a branch can produce inf/NaN)"
                       : "selected with torch.where";
+    if (!plan.hoisted.empty()) {
+        site.detail += fmt::format("; the call every branch ends in, `{}(...)`, made once after the select on "
+                                   "the selected arguments",
+                                   one_line(plan.hoisted.substr(0, plan.hoisted.find('(')), Blanks::Fold, 40));
+    }
     const std::string unshown = unshown_layout(ctx, plan);
     if (!unshown.empty()) {
         site.detail += fmt::format("; only where the branches' values of {} agree at run time (tensors of one "
@@ -427,11 +433,24 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
     Site site = new_site(stmt, stmt.field("condition").text());
     if (site.reason = dynamic_shape_in_test(ctx, stmt.field("condition")); !site.reason.empty()) return site;
     if (auto loop_site = loop_skip_site(ctx, stmt, def, site)) return std::move(*loop_site);
-    Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
-    checker.site_def = def;
-    checker.site_stmt = stmt;
+    const auto new_checker = [&] {
+        Checker c{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+        c.site_def = def;
+        c.site_stmt = stmt;
+        return c;
+    };
+    // A call every branch ends in, made once after the select; else (or where it cannot be,
+    // and each branch can run as it is) the branches as they are.
+    Checker hoisting = new_checker();
     Plan plan;
-    site.reason = convert_branches(checker, stmt, plan);
+    const auto hoisted = hoist_common_call(hoisting, stmt, scope, plan);
+    const bool hoist = hoisted && hoisted->empty();
+    Checker checker = hoist ? std::move(hoisting) : new_checker();
+    if (!hoist) {
+        plan = Plan{};
+        site.reason = convert_branches(checker, stmt, plan);
+        if (!site.reason.empty() && hoisted) site.reason = *hoisted;
+    }
     if (!site.reason.empty()) {
         site.retry = checker.nested;
         return site;
@@ -444,6 +463,7 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
     }
     const std::function<std::string()> steps[] = {
         [&] { return take_rest(checker, stmt, def, plan); },
+        [&] { return checker.check_fresh(); },
         [&] { return unbound_read(scope, plan); },
         [&] { return check_returns(ctx, plan); },
         [&] { return take_updates(plan); },
