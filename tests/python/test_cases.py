@@ -32,6 +32,7 @@ CASES = [
     ("tests/cases/c17_item_local_predicate.py", []),
     ("tests/cases/c18_training_untaken_param.py", []),
     ("tests/cases/c19_check_inside_branch.py", []),
+    ("tests/cases/c20_where_predicate_from_callable_arg.py", []),
     ("tests/cases/c22_refuse_tensor_slice_bound_reported.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", ["--log-level", "INFO"]),
@@ -74,13 +75,11 @@ def test_case_meets_expectations(path, extra, tmp_path):
     assert code == 0, output
 
 
-# Handed cases whose rewrite is not built yet (issue 31: a predicate from a callable argument,
-# an in-place op on a fresh local under an `.item()` test, an effect common to both branches, a
-# data-dependent `continue`): graphmend refuses their site, so every expectation but the graph
-# count must hold already. The test fails once the count is met too, so that the case moves up
-# into CASES.
+# Handed cases whose rewrite is not built yet (issue 31: an in-place op on a fresh local under
+# an `.item()` test, an effect common to both branches, a data-dependent `continue`): graphmend
+# refuses their site, so every expectation but the graph count must hold already. The test
+# fails once the count is met too, so that the case moves up into CASES.
 UNTIL_REWRITTEN = [
-    "tests/cases/c20_where_predicate_from_callable_arg.py",
     "tests/cases/c21_where_item_guard_inplace_fresh_local.py",
     "tests/cases/c24_where_common_effect_hoisted.py",
     "tests/cases/c25_loop_continue_guard_masked_store.py",

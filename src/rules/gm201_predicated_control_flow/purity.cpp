@@ -225,7 +225,13 @@ std::string Checker::call_impurity(const Node& call, bool follow) {
         Node def = analysis::enclosing_function(call);
         while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
         if (def) {
-            if (auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def))) {
+            auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def));
+            // A parameter every call site fills with one known function (a lambda too): that one.
+            if (!callee && fn.is("identifier") && analysis::enclosing_function(call) == def) {
+                const auto* passed = ctx.project.passed_callable(ctx.file, def.begin(), text(fn));
+                if (const analysis::FunctionRef* only = passed != nullptr ? passed->only() : nullptr) callee = *only;
+            }
+            if (callee) {
                 if (auto why = function_impurity(*callee, 0); !why.empty()) {
                     return fmt::format("calls {}(), which is not pure: {}", fn.text(), why);
                 }
