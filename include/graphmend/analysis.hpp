@@ -228,6 +228,29 @@ struct FunctionRef {
     syntax::Node node;
 };
 
+/// What a parameter holds that a function of the compiled scope calls (`is_reversed =
+/// reverse_check(t)`), from the arguments of the function's call sites in scope
+/// (Project::passed_callable). A call site may pass a module-level function, one imported
+/// from another input, a def of the caller, a lambda, a method of the caller's class
+/// (`self.check`, bound), or a parameter of its own that its callers fill in turn (followed
+/// through any number of levels); a call that leaves the parameter out passes its default.
+struct PassedCallable {
+    /// The distinct functions passed, in the order first found: function_definition nodes, or
+    /// lambda nodes. Each of them runs under torch.compile (they are in scope; a lambda's
+    /// body is in its own function's).
+    std::vector<FunctionRef> callees;
+    std::size_t sites = 0;  // the call sites in scope
+    /// Why some call site passes nothing the analysis knows as a function ("" when every
+    /// call site does): what it passes and where.
+    std::string unknown;
+    /// The one function every call site passes, or null (none, several, or an unknown one).
+    [[nodiscard]] const FunctionRef* only() const {
+        return unknown.empty() && callees.size() == 1 ? &callees.front() : nullptr;
+    }
+    /// Why `only()` is null, in a sentence ("" when it is not).
+    [[nodiscard]] std::string why_unknown(std::string_view param) const;
+};
+
 /// The files fixed together, and the functions among them that run under torch.compile
 /// (the compiled scope). The entry points are:
 /// - the `forward` of every nn.Module subclass (a class whose base chain, followed through
@@ -338,6 +361,12 @@ public:
     /// that name (`from torch.nn import *`: `Module`).
     [[nodiscard]] const std::vector<Note>& notes(std::size_t file) const;
 
+    /// What parameter `param` of the in-scope function starting at `function_begin` holds,
+    /// when the function calls it (`param(...)`) and binds it nowhere else; null for any
+    /// other parameter. The functions the call sites pass are in scope.
+    [[nodiscard]] const PassedCallable* passed_callable(std::size_t file, std::uint32_t function_begin,
+                                                        const std::string& param) const;
+
 private:
     struct Symbol {  // what a name resolves to
         enum Kind { None, Module, Class, Function, External, Logger } kind = None;
@@ -371,7 +400,7 @@ private:
     bool compute_module_class(std::size_t file, const std::string& class_name);
     void compute_module_classes();
     void compute_scope();
-    struct ScopeWalk;  // compute_scope's walk: its state and steps (src/analysis/scope.cpp)
+    struct ScopeWalk;  // compute_scope's walk: its state and steps (src/analysis/scope_walk.hpp)
     /// How a base of a class that no base makes an nn.Module is read: see notes().
     struct BaseReading {
         enum Kind { Known, Assumed, Unknown } kind = Known;  // Known: nothing to say (a builtin, torch, a project class)
@@ -393,6 +422,9 @@ private:
     /// with what their note says of it.
     std::map<std::pair<std::size_t, std::string>, std::string> assumed_bases_;
     std::map<std::size_t, std::vector<Note>> notes_;  // per file, by line
+    // (file, function start, parameter) -> what the call sites pass for a parameter the
+    // function calls (passed_callable; filled by the scope walk, src/analysis/passed_callables.cpp).
+    std::map<std::tuple<std::size_t, std::uint32_t, std::string>, PassedCallable> passed_;
     Loader load_;        // the constructor's loader (cleared when it returns)
     struct LoadedTrees;  // tree_of's parses of pruned files
     std::shared_ptr<LoadedTrees> loaded_;

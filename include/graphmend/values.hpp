@@ -100,6 +100,15 @@ public:
     /// original run (SourceFile::data_tests, passed by `graphmend verify`): data_test holds there.
     [[nodiscard]] bool dynamo_data_test(std::size_t file, const syntax::Node& test) const;
 
+    /// Why the truth value of `test` cannot be told, "" when it can: the test calls a parameter
+    /// of its function (`if check(x):`), or reads a name the function assigns from such a call
+    /// (`flag = check(x)`), and the call sites in scope pass different functions for it, or
+    /// one the analysis does not know, so the test may read tensor data. (Where every call
+    /// site passes one known function, the call has that function's value; where they pass
+    /// several known functions none of which returns a tensor, data or an unknown value, the
+    /// test is static.)
+    [[nodiscard]] std::string unsettled_callable(std::size_t file, const syntax::Node& test) const;
+
     /// The locals of the function around `node` read by `node` that hold a Python value
     /// read out of tensor data (`.item()` and the like), not a tensor.
     [[nodiscard]] std::vector<std::string> data_scalars(std::size_t file, const syntax::Node& node) const;
@@ -167,11 +176,23 @@ private:
     [[nodiscard]] Value self_attribute(std::size_t file, const std::string& owner, const std::string& attr) const;
     [[nodiscard]] const Summary* summary_of(std::size_t file, const syntax::Node& fn) const;
     [[nodiscard]] const Summary* callee_of(const Frame& f, const syntax::Node& call, Value* module_value) const;
+    /// The one function every call site in scope passes for the parameter `call` calls
+    /// (Project::passed_callable), or null.
+    [[nodiscard]] const FunctionRef* passed_function(const Frame& f, const syntax::Node& call) const;
+    /// The value of `call`, a call of `lambda` (a passed callable): its body, with the lambda's
+    /// parameters bound to the call's arguments, in the frame of the function around it.
+    [[nodiscard]] Value lambda_value(const Frame& f, const FunctionRef& lambda, const syntax::Node& call, int depth) const;
     [[nodiscard]] std::string dotted_torch(std::size_t file, const syntax::Node& e) const;
 
     const Project& project_;
     std::map<std::pair<std::size_t, std::uint32_t>, Summary> summaries_;
     std::set<std::pair<std::size_t, std::uint32_t>> called_;  // functions with an analysed caller
+    // True during the first fixed point: a parameter of a function with analysed callers that
+    // no call has filled yet reads as no value (kinds 0), not as unknown, and so does what is
+    // computed from it; joined early, unknown would stay (a callee analysed before its caller
+    // took `t[1:]` of "tensor or unknown" as unknown). A second fixed point reads them as
+    // unknown, as every query afterwards does.
+    bool solving_ = false;
     // Module classes of the project built in some class's __init__ (`self.attn = PreNorm(norm,
     // WindowAttention(...))`): submodules, whose forward a parent calls with arguments the
     // analysis may not see (a call through `self.fn`), so its parameters are not seeded as data.

@@ -8,6 +8,7 @@
 
 #include "graphmend/analysis.hpp"
 #include "graphmend/knowledge.hpp"
+#include "scope_walk.hpp"
 
 namespace graphmend::analysis {
 
@@ -103,36 +104,6 @@ bool Project::is_compile_api(std::size_t file, const Node& expr, bool factory) c
     const Symbol s = resolve_expr(file, expr);
     return s.kind == Symbol::External && knowledge::compile_api(s.name, factory);
 }
-
-// The walk that computes the compiled scope (compute_scope): the functions found so far, those
-// still to walk, and what the walk remembers of the project's classes on the way.
-struct Project::ScopeWalk {
-    using ClassRef = std::pair<std::size_t, std::string>;  // (file, class)
-
-    explicit ScopeWalk(Project& project);
-
-    // The nodes of a file are read only once it is loaded (a pruned file holds names only).
-    Node function_of(std::size_t file, const std::string& name);
-    void add(std::size_t f, const Node& fn);
-    void add_method(std::size_t f, const std::string& cls, const std::string& name, bool up, bool down);
-    const std::set<ClassRef>& classes_of_attribute(std::size_t file, const std::string& cls, const std::string& name);
-    void add_target(std::size_t f, const Node& target);
-    std::vector<bool> load_entry_files();
-    void add_forwards();
-    void add_compiled(std::size_t f);
-    void add_roots(std::size_t f);
-    void walk_calls(const FunctionRef& ref);
-    void run();
-
-    Project& p;
-    // Class hierarchy inside the project: (file, class) -> subclasses.
-    std::map<ClassRef, std::vector<ClassRef>> subclasses;
-    std::deque<FunctionRef> work;
-    std::set<std::pair<std::size_t, std::uint32_t>> walked;  // the scope, plus disable(recursive=False) functions
-    // The nn.Module classes of the project that `self.NAME = Class(...)` binds in a class's
-    // __init__ or its bases' (what `self.NAME.m(...)` calls a method of), by (file, class, NAME).
-    std::map<std::tuple<std::size_t, std::string, std::string>, std::set<ClassRef>> attribute_classes;
-};
 
 Project::ScopeWalk::ScopeWalk(Project& project) : p(project) {
     for (const std::size_t f : p.by_path_) {
@@ -350,6 +321,7 @@ void Project::ScopeWalk::walk_calls(const FunctionRef& ref) {
         }
         if (!n.is("call")) return true;
         const Node fn = n.field("function");
+        note_call(ref, n);
         if (fn.is("identifier")) {
             const Symbol s = p.resolve_name(ref.file, std::string(fn.text()));
             if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
@@ -397,6 +369,7 @@ void Project::compute_scope() {
         if (!files_[f].scope_roots.empty()) walk.add_roots(f);
     }
     walk.run();
+    walk.follow_passed_callables();
 }
 
 namespace {

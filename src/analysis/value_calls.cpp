@@ -83,9 +83,62 @@ Value Values::self_attribute(std::size_t file, const std::string& owner, const s
     return Value::of(kUnknown);
 }
 
+const FunctionRef* Values::passed_function(const Frame& f, const Node& call) const {
+    const Node fn = call.field("function");
+    if (!fn.is("identifier") || f.summary == nullptr || !f.summary->fn.is("function_definition")) return nullptr;
+    const std::string name = text(fn);
+    // A lambda around the call with a parameter of that name shadows the function's.
+    for (Node e = enclosing_function(call); e && !(e == f.summary->fn); e = enclosing_function(e)) {
+        if (e.is("function_definition")) return nullptr;
+        for (const Node& p : e.field("parameters").named_children()) {
+            const Node id = p.is("identifier") ? p : p.field("name");
+            if (id && id.text() == name) return nullptr;
+        }
+    }
+    const PassedCallable* passed = project_.passed_callable(f.file, f.summary->fn.begin(), name);
+    return passed != nullptr ? passed->only() : nullptr;
+}
+
+Value Values::lambda_value(const Frame& f, const FunctionRef& lambda, const Node& call, int depth) const {
+    static const std::set<std::string> kNoLocals;
+    Node around = enclosing_function(lambda.node);
+    while (around && !around.is("function_definition")) around = enclosing_function(around);
+    const Summary* s = around ? summary_of(lambda.file, around) : nullptr;
+    // The lambda's parameters, bound to the call's arguments (by position, then by keyword).
+    std::map<std::string, Value> bound;
+    std::vector<std::pair<std::string, Node>> params;  // name, default
+    if (const Node ps = lambda.node.field("parameters")) {
+        for (const Node& p : ps.named_children()) {
+            const Node name = p.is("identifier") ? p : p.field("name");
+            if (name && name.is("identifier")) params.emplace_back(text(name), p.field("value"));
+        }
+    }
+    std::size_t pos = 0;
+    for (const Node& a : call.field("arguments").named_children()) {
+        if (a.is("comment")) continue;
+        if (a.is("keyword_argument")) {
+            bound[text(a.field("name"))] = eval_in(f, a.field("value"), depth + 1);
+        } else if (a.is("list_splat") || a.is("dictionary_splat")) {
+            break;
+        } else if (pos < params.size()) {
+            bound[params[pos++].first] = eval_in(f, a, depth + 1);
+        }
+    }
+    for (const auto& [name, dflt] : params) {
+        if (!bound.contains(name)) bound[name] = dflt ? literal(dflt) : Value::of(kUnknown);
+        if (bound[name].kinds == 0) bound[name] = Value::of(kUnknown);
+    }
+    const Frame inner{lambda.file, s, s != nullptr ? &s->env : nullptr, s != nullptr ? &s->locals : &kNoLocals, &bound};
+    return eval_in(inner, lambda.node.field("body"), depth + 1);
+}
+
 const Values::Summary* Values::callee_of(const Frame& f, const Node& call, Value* module_value) const {
     const Node fn = call.field("function");
     const std::string owner = f.summary ? f.summary->owner : "";
+    // A call of a parameter: the one function every call site passes for it.
+    if (const FunctionRef* passed = passed_function(f, call); passed && passed->node.is("function_definition")) {
+        return summary_of(passed->file, passed->node);
+    }
     // A call of a module value: its class's forward.
     if (!fn.is("identifier") || !f.locals->contains(text(fn))) {
         if (fn.is("attribute") && fn.field("object").text() == "self" && !owner.empty()) {
@@ -143,6 +196,9 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
     }
     Value module;
     if (const Summary* callee = callee_of(f, call, &module)) return callee->ret;
+    if (const FunctionRef* passed = passed_function(f, call); passed && passed->node.is("lambda")) {
+        return lambda_value(f, *passed, call, depth);
+    }
     if (module.kinds == kModule && module.cls.starts_with("torch.nn.")) {
         const std::string name = module.cls.substr(module.cls.rfind('.') + 1);
         return knowledge::tensor_module(name) ? Value::of(kTensor) : Value::of(kUnknown);
@@ -214,6 +270,7 @@ std::optional<Value> Values::method_value(const Frame& f, const Node& call, int 
     const std::string torch = dotted_torch(f.file, fn);
     if (!torch.empty()) return torch_call_value(torch, args);
     const Value recv = eval_in(f, obj, depth + 1);
+    if (recv.kinds == 0 && solving_) return Value{};  // no value yet
     if (recv.tensor()) {
         if (method == "item") return Value::of(kNumber | kBool, true);
         if (method == "tolist") return Value::of(kSeq | kNumber, true);

@@ -2,6 +2,8 @@
 // forms), and the queries the rules ask of it. See include/graphmend/values.hpp.
 #include "values_internal.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <string_view>
@@ -95,6 +97,10 @@ Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
         if (f.env) {
             if (const auto it = f.env->find(name); it != f.env->end() && it->second.kinds) return it->second;
         }
+        if (solving_ && f.summary && called_.contains({f.summary->file, f.summary->fn.begin()}) &&
+            std::find(f.summary->params.begin(), f.summary->params.end(), name) != f.summary->params.end()) {
+            return {};  // not filled by a call yet (solving_)
+        }
         if (f.locals->contains(name)) return Value::of(kUnknown);
         if (!dotted_torch(f.file, e).empty() || project_.files()[f.file].index.find_import(name)) {
             return Value::of(kOther);
@@ -113,6 +119,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         }
         if (!dotted_torch(f.file, e).empty()) return Value::of(kOther);
         const Value recv = eval_in(f, obj, depth + 1);
+        if (recv.kinds == 0) return {};  // no value yet (solving_)
         if (recv.only(kTensor) || recv.only(kTensor | kNone)) {
             if (attr == "shape") return Value::of(kSize);
             if (attr == "ndim") return Value::of(kNumber);
@@ -130,6 +137,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
     if (e.is("binary_operator")) {
         const Value l = eval_in(f, e.field("left"), depth + 1);
         const Value r = eval_in(f, e.field("right"), depth + 1);
+        if (l.kinds == 0 || r.kinds == 0) return {};  // no value yet (solving_)
         Value v;
         if (l.tensor() || r.tensor()) {
             v = Value::of(kTensor);
@@ -158,6 +166,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         Value v = Value::of(kBool);
         for (const Node& c : e.named_children()) {
             const Value x = eval_in(f, c, depth + 1);
+            if (x.kinds == 0) return {};  // no value yet (solving_)
             if (x.tensor()) v = Value::of(kTensor);
             v.data = v.data || x.data;
         }
@@ -185,6 +194,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
     }
     if (e.is("subscript")) {
         const Value base = eval_in(f, e.field("value"), depth + 1);
+        if (base.kinds == 0) return {};  // no value yet (solving_)
         if (base.only(kTensor) || base.only(kTensor | kNone)) return Value::of(kTensor);
         if (base.only(kSize)) {
             const Node idx = e.field("subscript");
@@ -258,6 +268,50 @@ bool Values::dynamo_data_test(std::size_t file, const Node& test) const {
     const std::uint32_t first = test.position().line;
     const std::uint32_t last = test.source().position(test.end() > test.begin() ? test.end() - 1 : test.end()).line;
     return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+}
+
+std::string Values::unsettled_callable(std::size_t file, const Node& test) const {
+    Node fn = analysis::enclosing_function(test);
+    while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
+    const Summary* s = fn ? summary_of(file, fn) : nullptr;
+    if (!test || !s) return {};
+    // The calls of names in the test, and in the assignments of the names it reads.
+    std::vector<Node> calls;
+    auto collect = [&](const Node& e) {
+        syntax::walk(e, [&](const Node& n) {
+            if (n.is("lambda")) return false;
+            if (n.is("call") && n.field("function").is("identifier")) calls.push_back(n);
+            return true;
+        });
+    };
+    collect(test);
+    syntax::walk(test, [&](const Node& n) {
+        if (n.is("lambda") || n.is("attribute")) return false;
+        if (!n.is("identifier") || !s->locals.contains(text(n))) return true;
+        for (const Node& b : s->bindings) {
+            if (b.is("assignment") && b.field("left").text() == n.text() && b.field("right")) collect(b.field("right"));
+        }
+        return true;
+    });
+    for (const Node& call : calls) {
+        const std::string name = text(call.field("function"));
+        const PassedCallable* passed = project_.passed_callable(file, fn.begin(), name);
+        if (passed == nullptr || passed->sites == 0 || passed->only() != nullptr) continue;
+        if (passed->unknown.empty()) {
+            // Several known functions: a test none of them can make read data is static.
+            bool maybe = false;
+            for (const FunctionRef& c : passed->callees) {
+                const Summary* callee = c.node.is("function_definition") ? summary_of(c.file, c.node) : nullptr;
+                maybe = maybe || callee == nullptr || callee->ret.tensor() || callee->ret.data ||
+                        (callee->ret.kinds & kUnknown) != 0;
+            }
+            if (!maybe) continue;
+        }
+        return fmt::format("the test's value comes from `{}(...)`, a call of a parameter whose function is not known "
+                           "(it may read tensor data): {}",
+                           name, passed->why_unknown(name));
+    }
+    return {};
 }
 
 std::vector<std::string> Values::data_scalars(std::size_t file, const Node& node) const {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string_view>
@@ -197,6 +198,9 @@ Values::Values(const Project& project) : project_(project) {
         }
     }
     for (auto& [key, s] : summaries_) seed_params(s);
+    solving_ = true;
+    solve();
+    solving_ = false;
     solve();
     if (const char* dbg = std::getenv("GRAPHMEND_DEBUG_VALUES")) {  // developer aid: dump one function's names
         for (const auto& [key, s] : summaries_) {
@@ -450,7 +454,11 @@ void Values::analyse(Summary& s) {
         }
         if (n.is("yield")) ret = join(ret, Value::of(kSeq));
     }
-    if (ret.kinds == 0) ret = Value::of(kNone);
+    // No return: None. Returns of no value yet (solving_) stay so: None would be joined for good.
+    const bool returns = std::any_of(s.bindings.begin(), s.bindings.end(), [](const Node& n) {
+        return n.is("return_statement") || n.is("yield");
+    });
+    if (ret.kinds == 0 && (!solving_ || !returns)) ret = Value::of(kNone);
     s.ret = ret;
 }
 

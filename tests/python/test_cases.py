@@ -32,6 +32,7 @@ CASES = [
     ("tests/cases/c17_item_local_predicate.py", []),
     ("tests/cases/c18_training_untaken_param.py", []),
     ("tests/cases/c19_check_inside_branch.py", []),
+    ("tests/cases/c20_where_predicate_from_callable_arg.py", []),
     ("tests/cases/c21_where_item_guard_inplace_fresh_local.py", []),
     ("tests/cases/c22_refuse_tensor_slice_bound_reported.py", []),
     ("tests/cases/c23_defer_after_unavoidable_break.py", []),
@@ -77,22 +78,3 @@ def test_case_meets_expectations(path, extra, tmp_path):
     code, result, output = run_harness(["--case", REPO / path, *extra], tmp_path)
     assert result["ok"], f"{path} failed checks:\n{failed_checks(result)}"
     assert code == 0, output
-
-
-# Handed cases whose rewrite is not built yet (issue 31: a predicate from a callable argument,
-# an in-place op on a fresh local under an `.item()` test, an effect common to both branches):
-# graphmend refuses their site, so every expectation but the graph
-# count must hold already. The test fails once the count is met too, so that the case moves up
-# into CASES.
-UNTIL_REWRITTEN = [
-    "tests/cases/c20_where_predicate_from_callable_arg.py",
-]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", UNTIL_REWRITTEN, ids=[p.rsplit("/", 1)[-1].split("_")[0] for p in UNTIL_REWRITTEN])
-def test_case_keeps_behaviour_until_rewritten(path, tmp_path):
-    require_graphmend()
-    _, result, _ = run_harness(["--case", REPO / path], tmp_path)
-    failed = {check["name"] for check in result["checks"] if not check["ok"]}
-    assert failed == {"graphs-after"}, f"{path}:\n{failed_checks(result)}"

@@ -441,3 +441,111 @@ def run(m):
     }
     EXPECT_TRUE(a.values.eval(0, a.at("S5")).tensor());
 }
+
+TEST(Values, ACalledParameterTakesTheFunctionItsCallersPass) {
+    // Project::passed_callable: a parameter every call site fills with one known function
+    // (a module-level def, through two levels, a lambda, `self.m`, a default) has that
+    // function's value when called; call sites that disagree, or pass what the analysis
+    // does not follow, leave it unknown, and unsettled_callable says why.
+    const Analysed a(R"(import torch
+from torch import nn
+
+
+def decreasing(t):
+    return (t[1:] < t[:-1]).all()
+
+
+def increasing(t):
+    return (t[1:] > t[:-1]).all()
+
+
+def wide(t):
+    return t.dim() > 1
+
+
+def flip_if(x, check):
+    flipped = check(x)
+    if flipped:  # P1 decreasing, from the only call
+        x = -x
+    return x
+
+
+def outer(x, predicate):
+    return inner(x, predicate=predicate)
+
+
+def inner(x, predicate):
+    if predicate(x):  # P2 through two levels, by keyword
+        x = x * 2
+    return x
+
+
+def by_lambda(x, rule):
+    if rule(x):  # P3 a lambda
+        x = x * 2
+    return x
+
+
+def by_default(x, test=decreasing):
+    if test(x):  # P4 the default
+        x = x * 2
+    return x
+
+
+def python_bool(x, check):
+    if check(x):  # P5 a function returning a Python bool
+        x = x.flatten()
+    return x
+
+
+def disagree(x, check):
+    if check(x):  # P6 two functions
+        x = -x
+    return x
+
+
+def unknown(x, check):
+    if check(x):  # P7 an item of a list
+        x = -x
+    return x
+
+
+CHECKS = [decreasing]
+
+
+class Model(nn.Module):
+    def below(self, t):
+        return t.sum() < 0
+
+    def apply(self, h, check):
+        if check(h):  # P8 a bound method
+            h = h - 1
+        return h
+
+    def forward(self, x):
+        x = flip_if(x, decreasing)
+        x = outer(x, decreasing)
+        x = by_lambda(x, lambda v: v.sum() > 0)
+        x = by_default(x)
+        x = python_bool(x, wide)
+        x = disagree(x, decreasing)
+        x = disagree(x, increasing)
+        x = unknown(x, CHECKS[0])
+        return self.apply(x, self.below)
+)");
+    for (const char* marker : {"P1", "P2", "P3", "P4", "P8"}) EXPECT_TRUE(a.data_test(marker)) << marker;
+    for (const char* marker : {"P5", "P6", "P7"}) EXPECT_FALSE(a.data_test(marker)) << marker;
+    EXPECT_EQ(a.values.unsettled_callable(0, a.at("P1")), "");
+    EXPECT_EQ(a.values.unsettled_callable(0, a.at("P5")), "");
+    EXPECT_NE(a.values.unsettled_callable(0, a.at("P6")).find("different functions for `check` (`decreasing`, "
+                                                              "`increasing`)"),
+              std::string::npos)
+        << a.values.unsettled_callable(0, a.at("P6"));
+    EXPECT_NE(a.values.unsettled_callable(0, a.at("P7")).find("passes `CHECKS[0]`"), std::string::npos)
+        << a.values.unsettled_callable(0, a.at("P7"));
+    // The functions passed run under torch.compile: they are in scope.
+    for (const char* name : {"decreasing", "increasing", "wide"}) {
+        const auto& fns = a.project.files()[0].index.functions;
+        EXPECT_TRUE(a.project.in_scope(0, fns.at(name).begin())) << name;
+    }
+}

@@ -374,6 +374,11 @@ std::string Checker::call_impurity(const Node& call, bool follow) {
         if (def) {
             std::string why;
             auto callee = ctx.project.callee(ctx.file, call, enclosing_class(def));
+            // A parameter every call site fills with one known function (a lambda too): that one.
+            if (!callee && fn.is("identifier") && analysis::enclosing_function(call) == def) {
+                const auto* passed = ctx.project.passed_callable(ctx.file, def.begin(), text(fn));
+                if (const analysis::FunctionRef* only = passed != nullptr ? passed->only() : nullptr) callee = *only;
+            }
             if (!callee) callee = local_function(call, why);
             if (!why.empty()) return why;
             if (callee) {

@@ -114,15 +114,26 @@ public:
                 ctx.claims().covers(n, ClaimKind::Rewritten)) {
                 return true;
             }
-            if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
-                !reads_data(n.field("condition"), tensors_of(def), ctx.values, ctx.file)) {
-                return true;
-            }
-            const Scope scope = analysis::scope_of(def, n);
             std::vector<Node> tests{n.field("condition")};
             for (const Node& alt : n.children()) {
                 if (alt.is("elif_clause")) tests.push_back(alt.field("condition"));
             }
+            if (!ctx.values.data_test(ctx.file, n.field("condition")) &&
+                !reads_data(n.field("condition"), tensors_of(def), ctx.values, ctx.file)) {
+                // A test from a parameter called with functions the analysis cannot settle
+                // (`flag = check(x)`, call sites passing different ones): it may break, and
+                // nothing shows a select would be right. Reported, not left silent.
+                for (const Node& test : tests) {
+                    if (auto why = ctx.values.unsettled_callable(ctx.file, test); !why.empty()) {
+                        Site site = new_site(n, n.field("condition").text());
+                        site.reason = std::move(why);
+                        out.push_back(std::move(site));
+                        break;
+                    }
+                }
+                return true;
+            }
+            const Scope scope = analysis::scope_of(def, n);
             Site site = site_for(ctx, n, def, scope);
             with_scalar_reads(site, scalar_reads(ctx, def, tests));
             if (!site.fix) {
