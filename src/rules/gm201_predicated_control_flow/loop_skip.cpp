@@ -309,8 +309,16 @@ std::optional<Site> loop_skip_site(const Context& ctx, const Node& stmt, const N
         site.reason = "the test " + why;
         return site;
     }
+    // Named after the loop variable (`_graphmend_active_col`: the iteration of `col` is active),
+    // so the name does not go stale when code above moves; one guard per loop, no nested loop.
+    std::string loop_variable;
+    syntax::walk(loop.field("left"), [&](const Node& n) {
+        if (loop_variable.empty() && n.is("identifier")) loop_variable = std::string(n.text());
+        return loop_variable.empty();
+    });
     Gate gate{.ctx = ctx, .checker = checker, .def = def, .tensors = tensors,
-              .active = fmt::format("_graphmend_active{}", stmt.position().line),
+              .active = loop_variable.empty() || loop_variable == "_" ? std::string("_graphmend_active")
+                                                                      : "_graphmend_active_" + loop_variable,
               .where = is_break ? "in the loop" : "after the guard"};
     // After a `continue` the iteration's later statements are gated; after a `break`, every
     // statement of every later iteration, those before the guard too.
