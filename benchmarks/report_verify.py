@@ -40,16 +40,31 @@ def _outside(d) -> list[str]:
            f"`benchmarks/verify_outside.py` ({versions}); every break Dynamo logs is in verify's report with a "
            "status (the independent check parses `TORCH_LOGS=graph_breaks` of a plain run). Details and the "
            "unreported breaks with their code: [verify-outside.md](results/verify-outside.md).", "",
-           "| target | graphs before -> after | breaks | removed | refused | unreported | outside | missing from the report |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "Breaks are Dynamo's records (before -> after the fix); the status columns count distinct break "
+           "sites (file:line). A target whose breaks another target has too (the same driver, a narrower PATH) "
+           "is left out of the total.", "",
+           "| target | graphs before -> after | breaks before -> after | sites removed | condition-unmet | "
+           "fixed-but-left | refused | unreported | outside | new | missing from the report | outputs |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    total = {"before": 0, "after": 0}
     for name, t in d["targets"].items():
         s = t["sites_by_status"]
         check = t.get("independent_check") or t.get("check") or {}
         missing = check.get("missing", check.get("missing_sites", "?")) if isinstance(check, dict) else "?"
         if isinstance(missing, list):
             missing = len(missing)
-        out.append(f"| {name} | {t['graphs_before']} -> {t['graphs_after']} | {t['breaks_before']} | {s['removed']} | "
-                   f"{s['refused']} | {s['unreported']} | {s['outside']} | {missing} |")
+        outputs = ", ".join(f"{n} {k}" for k, n in sorted(t.get("outputs", {}).items())) or "-"
+        out.append(f"| {name} | {t['graphs_before']} -> {t['graphs_after']} | {t['breaks_before']} -> "
+                   f"{t['breaks_after']} | {s['removed']} | {s.get('condition-unmet', 0)} | "
+                   f"{s.get('fixed-but-left', 0)} | {s['refused']} | {s['unreported']} | {s['outside']} | "
+                   f"{s.get('new', 0)} | {missing} | {outputs} |")
+        if name not in d.get("same_breaks_as", {"torchvision-detection": None}):
+            total["before"] += t["breaks_before"]
+            total["after"] += t["breaks_after"]
+    if total["before"]:
+        removed = total["before"] - total["after"]
+        out += ["", f"In total {total['before']} -> {total['after']} breaks: {removed} removed "
+                    f"({100 * removed / total['before']:.0f} %)."]
     out += ["", "Unreported breaks by kind (the input of issue 31):", "", "| kind | sites | breaks |", "| --- | --- | --- |"]
     for kind, k in d["unreported_by_kind"].items():
         out.append(f"| {kind} | {k['sites']} | {k['breaks']} |")

@@ -1,5 +1,7 @@
-"""graphmend verify on code we did not write (issue 30): diffusers schedulers' `step`,
-torchvision detection models, timm models with unusual inputs.
+"""graphmend verify on code we did not write (issues 30, 31): diffusers schedulers' `step`,
+torchvision detection models, timm models with unusual inputs, torchdiffeq's ODE solvers,
+kornia's image functions, x-transformers models. The packages: requirements-outside.txt
+(installed by hand into .venv).
 
 For each target (a driver under benchmarks/verify_outside/ and the installed package folder
 that is verify's PATH):
@@ -42,7 +44,8 @@ def site_packages():
 
 def versions():
     code = ("import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in "
-            "('torch', 'torchvision', 'diffusers', 'timm', 'scipy', 'transformers')}))")
+            "('torch', 'torchvision', 'diffusers', 'timm', 'scipy', 'transformers', 'torchdiffeq', 'kornia', "
+            "'x-transformers')}))")
     return json.loads(subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
@@ -55,6 +58,9 @@ def targets():
         # poolers.py) are then placed at their own lines, not at the detection code's call
         "torchvision-detection-ops": ("detection.py", sp / "torchvision"),
         "timm": ("timm_models.py", sp / "timm"),
+        "torchdiffeq": ("torchdiffeq_odes.py", sp / "torchdiffeq"),
+        "kornia": ("kornia_ops.py", sp / "kornia"),
+        "x-transformers": ("xtransformers_models.py", sp / "x_transformers"),
     }
 
 
@@ -141,7 +147,7 @@ def check(report, path, sites):
 
 def summarise(name, script, path, report, verify_wall, verify_rc, sites, ind_wall, ind_rc):
     t = report["totals"]
-    statuses = ("removed", "fixed-but-left", "refused", "unreported", "outside", "new")
+    statuses = ("removed", "condition-unmet", "fixed-but-left", "refused", "unreported", "outside", "new")
     unreported = [{"file": b["file"], "line": b["line"], "gb": b["gb"], "kind": b["kind"], "reason": b["reason"],
                    "count": b["count_before"], "via": b.get("via", []), "callables": b["callables"]}
                   for b in report["breaks"] if b["status"] == "unreported"]
