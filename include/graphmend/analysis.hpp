@@ -96,6 +96,13 @@ struct ModuleIndex {
     /// call, of a call's call and of a decorator (`torch.compile`, `tc`), sorted. The
     /// compile APIs among them make the file an entry of Project::reachable.
     std::vector<std::string> compile_callees;
+    /// A package's lazy exports: name -> the module (relative to this package, `modeling_x`,
+    /// `models.x`) that a module-level `__getattr__` or a `_LazyModule(...)` imports it from on
+    /// first use. Read from the maps such an init keeps: `_import_structure = {"mod": ["A"]}`
+    /// (with `_import_structure["mod"] = [...]` and `.extend([...])` / `.append("A")` as
+    /// diffusers and transformers write them) and `{"A": "mod"}` dicts that `__getattr__` names.
+    /// Empty for a module with neither `__getattr__` nor `_LazyModule`.
+    std::map<std::string, std::string> lazy_exports;
 
     [[nodiscard]] const Import* find_import(const std::string& local) const;
     /// Invalidates every node the index holds (their tree is about to be dropped); the names,
@@ -318,6 +325,24 @@ public:
     /// through logging.Logger's own methods).
     [[nodiscard]] ImportedLogger imported_logger(std::size_t file, const std::string& name) const;
 
+    /// The functions outside the scope that hand a function to a compile call and call what
+    /// it returns (`step = torch.compile(scheduler.step)` in a script's `main`, then
+    /// `step(out, t, sample)`): the value analysis reads their calls as callers of the compiled
+    /// function, so that what a script passes is evidence for the compiled function's
+    /// parameters. Sorted by (file, start).
+    [[nodiscard]] const std::vector<FunctionRef>& drivers() const { return drivers_; }
+    /// The function a local of `function` is bound to by `NAME = torch.compile(TARGET)` (or
+    /// `NAME = TARGET` of a method, compiled later through NAME), found by the scope's walk.
+    [[nodiscard]] std::optional<FunctionRef> compiled_local(std::size_t file, const syntax::Node& function,
+                                                            const std::string& name) const;
+    /// The project class of the object a local holds where `at` reads it: every assignment of
+    /// the name in the function around `at` (or at module level outside any function) makes it
+    /// with `Class(...)` or a `Class.from_*(...)` constructor (`from_config`, `from_pretrained`)
+    /// of the same class. As (file, class).
+    [[nodiscard]] std::optional<std::pair<std::size_t, std::string>> instance_class(std::size_t file,
+                                                                                  const syntax::Node& at,
+                                                                                  const std::string& name) const;
+
     /// The notes of a file (Note), by line: a base class taken from the shipped table on a
     /// fallback, and a base that resolves neither way, for the classes whose methods it puts
     /// out of scope (a class with a forward that is not in scope, and the classes it derives
@@ -385,6 +410,9 @@ private:
     /// with what their note says of it.
     std::map<std::pair<std::size_t, std::string>, std::string> assumed_bases_;
     std::map<std::size_t, std::vector<Note>> notes_;  // per file, by line
+    std::vector<FunctionRef> drivers_;
+    // (file, start of the function around the binding or 0 at module level, local) -> compiled function.
+    std::map<std::tuple<std::size_t, std::uint32_t, std::string>, FunctionRef> compiled_locals_;
     Loader load_;        // the constructor's loader (cleared when it returns)
     struct LoadedTrees;  // tree_of's parses of pruned files
     std::shared_ptr<LoadedTrees> loaded_;
