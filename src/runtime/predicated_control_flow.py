@@ -111,8 +111,10 @@ def _graphmend_predicated_runtime():
             return any(any_grad(v) for v in value)
         return False
 
-    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None):
-        if traced_tensor(pred) and pred.numel() == 1 and not (
+    # selectable: a lambda that says whether both branches can run (a branch that indexes
+    # with a clamped index reads an element of a tensor that must not be empty).
+    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None, selectable=None):
+        if traced_tensor(pred) and pred.numel() == 1 and (selectable is None or selectable()) and not (
                 only is not None and torch.is_grad_enabled() and any_grad(only())):
             a = if_true()
             b = if_false()
@@ -334,11 +336,21 @@ def _graphmend_predicated_runtime():
     def copy(dst, src):
         return dst.clone().copy_(src)
 
+    # `X[I]` in a branch whose test shows I not negative, I clamped at 0 (a select runs the
+    # branch on the other path too): eagerly X[I] itself (a view, as the original's); traced,
+    # an index op on I with a dimension added, so that Dynamo reads no Python int out of a
+    # tensor index (GB0033) and the select stays in the graph.
+    def index(x, i):
+        if traced_tensor(i):
+            return x[i.unsqueeze(0)].squeeze(0)
+        return x[i]
+
     # Never compiled as frames of their own (see the deferred_effects block): from a traced
     # frame Dynamo inlines them; from a frame it runs eagerly they run eagerly, as the `if` did.
     # graphmend-shared: skip_frames codes=[_graphmend_predicated_runtime.__code__]
 
     rt.copy = copy
+    rt.index = index
     rt.if_state = if_state
     rt.cache = cache
     rt.set_attr = set_attr
@@ -365,4 +377,5 @@ _graphmend_if_state = _graphmend_pred_rt.if_state
 _graphmend_cache = _graphmend_pred_rt.cache
 _graphmend_set_attr = _graphmend_pred_rt.set_attr
 _graphmend_copy = _graphmend_pred_rt.copy
+_graphmend_index = _graphmend_pred_rt.index
 # --- end of graphmend runtime: predicated_control_flow ---

@@ -152,7 +152,7 @@ TEST(Checkouts, PhiBHasNoSites) {
 TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     Sites separate;
     for (const char* f : {"alpha", "delta", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
-    ASSERT_EQ(count(separate, "fixed"), 7u);
+    ASSERT_EQ(count(separate, "fixed"), 8u);
     std::vector<std::string> order = {"alpha", "delta", "phi-a", "phi-b"};
     do {
         EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2] << " " << order[3];
@@ -788,12 +788,16 @@ TEST(ImportedLoggers, LoggingCallOnAnImportedLoggerIsFixedAndAnUnknownOneRefused
     EXPECT_TRUE(local.at(1).sites.empty());
 }
 
-// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py.
-TEST(Checkouts, DeltaLoggerImportedFromLogUtilsIsFixed) {
+// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py;
+// DeltaScheduler.step is compiled by sample.py (`torch.compile(scheduler.step)`), its class reached
+// through the package's lazy `__getattr__`, and its `timestep: int` is a tensor by the caller's argument.
+TEST(Checkouts, DeltaLoggerAndCompiledSchedulerStepAreFixed) {
     const Sites sites = run_checkouts({"delta"});
     EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/modeling_delta.py").string()),
               std::vector<std::string>{"14:9 GM101 fixed"});
-    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 1u);
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/scheduling_delta.py").string()),
+              std::vector<std::string>{"16:22 GM201 fixed"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 2u);
 }
 
 // --- bases that do not resolve (issue 28) ----------------------------------------------------------

@@ -100,6 +100,17 @@ struct Branch {
 
 /// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
 /// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
+/// `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where A runs, `I` is not
+/// negative; `I < 0` (`0 > I`, `I <= -1`): the same of B. `index` is I's text, [begin, end) the
+/// branch's bytes.
+struct IndexGuard {
+    std::string index;
+    std::uint32_t begin = 0;
+    std::uint32_t end = 0;
+};
+/// The guard a test gives one of the two branches, or nullopt.
+std::optional<IndexGuard> index_guard_of(const Node& test, const Node& if_true, const Node& if_false);
+
 struct Checker {
     const Context& ctx;
     std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
@@ -113,6 +124,11 @@ struct Checker {
     std::vector<std::string> assumed_pure{};  // self.NAME(...) calls making a cached value
     std::vector<std::string> dead_targets{};  // other targets of a cache's unpacking
     bool nested = false;  // refused for a data-dependent `if` inside a branch (fixed first)
+    /// A test that shows an index not negative on one branch (IndexGuard), and the subscripts
+    /// `X[I]` of that branch a select evaluates on both paths with `I.clamp(min=0)` instead of
+    /// `I` (the same value wherever the original evaluates it), by their start.
+    std::optional<IndexGuard> index_guard{};
+    std::vector<Node> clamped{};
 
     [[nodiscard]] static bool is_state(const Statement& s) {
         return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
@@ -136,6 +152,17 @@ struct Checker {
     // nonzero literal, an index op or a subscript with a tensor index, nn.Embedding) whose
     // deciding operand is a tensor. `file` holds `n`.
     std::string value_raise(const Node& n, std::size_t file);
+    // True (and `n` joins `clamped`) when `n`, a subscript `X[I]` inside the guarded branch of
+    // index_guard, may run on both paths as `X[I.clamp(min=0)]`: X is a name or attribute
+    // chain, I a tensor not known to hold a bool (bool masks clamp to integers), shown by the
+    // arithmetic that makes it (`t - k`: a bool tensor cannot be subtracted; `t + n` with a
+    // Python number gives an integer tensor).
+    bool clamp_index(const Node& n, const Node& index, std::size_t file);
+    // The text of `part` with the indices of its `clamped` subscripts clamped.
+    [[nodiscard]] std::string clamped_text(const Node& part) const;
+    // `, selectable=lambda: X.dim() > 0 and X.shape[0] > 0` for the clamped subscripts' X: a
+    // clamped index reads X[0] where the original read nothing, so X must not be empty.
+    [[nodiscard]] std::string selectable_argument() const;
     // Why a project function's body is not known to be pure, or "": it binds only its own
     // names, and every call in it is pure (project functions are followed `depth` deep).
     std::string function_impurity(const analysis::FunctionRef& ref, int depth);
