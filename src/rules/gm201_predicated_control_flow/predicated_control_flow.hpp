@@ -153,15 +153,13 @@ struct Checker {
     // deciding operand is a tensor. `file` holds `n`.
     std::string value_raise(const Node& n, std::size_t file);
     // True (and `n` joins `clamped`) when `n`, a subscript `X[I]` inside the guarded branch of
-    // index_guard, may run on both paths as `X[I.clamp(min=0)]`: X is a name or attribute
-    // chain, I a tensor not known to hold a bool (bool masks clamp to integers), shown by the
-    // arithmetic that makes it (`t - k`: a bool tensor cannot be subtracted; `t + n` with a
-    // Python number gives an integer tensor).
+    // index_guard, may run on both paths as `_graphmend_index(X, I)` (the runtime clamps an
+    // integer I at 0): X and I are names or attribute chains (`selectable` reads them again).
     bool clamp_index(const Node& n, const Node& index, std::size_t file);
-    // The text of `part` with the indices of its `clamped` subscripts clamped.
+    // The text of `part` with its `clamped` subscripts as `_graphmend_index(X, I)`.
     [[nodiscard]] std::string clamped_text(const Node& part) const;
-    // `, selectable=lambda: X.dim() > 0 and X.shape[0] > 0` for the clamped subscripts' X: a
-    // clamped index reads X[0] where the original read nothing, so X must not be empty.
+    // `, selectable=lambda: _graphmend_indexable(X, I)` for the clamped subscripts: the runtime
+    // keeps the `if` where X is empty or I no integer tensor (the other path would raise).
     [[nodiscard]] std::string selectable_argument() const;
     // Why a project function's body is not known to be pure, or "": it binds only its own
     // names, and every call in it is pure (project functions are followed `depth` deep).

@@ -88,28 +88,8 @@ std::optional<IndexGuard> index_guard_of(const Node& test, const Node& if_true, 
 bool Checker::clamp_index(const Node& n, const Node& index, std::size_t file) {
     if (!index_guard || file != ctx.file || n.begin() < index_guard->begin || n.end() > index_guard->end) return false;
     if (index.text() != index_guard->index || index.next_named_sibling()) return false;
-    if (analysis::chain_text(n.field("value")).empty()) return false;
-    if (!ctx.values.eval(file, index).only(analysis::kTensor)) return false;
-    // Not a bool: made by arithmetic that never gives a bool tensor, through at most a few
-    // plain assignments (the one that reaches each read).
-    std::map<std::uint32_t, Node> reaching;
-    if (const Node def = site_def ? site_def : analysis::enclosing_function(n)) reaching = analysis::reaching_assignments(def);
-    Node e = syntax::without_parens(index);
-    for (int hop = 0; hop < 4 && e.is("identifier"); ++hop) {
-        const auto it = reaching.find(e.begin());
-        if (it == reaching.end()) return false;
-        e = syntax::without_parens(it->second);
-    }
-    bool integer = false;
-    if (e.is("binary_operator")) {
-        const std::string_view op = e.field("operator").text();
-        const auto number = [&](const Node& x) { return ctx.values.eval(file, x).only(analysis::kNumber); };
-        integer = op == "-" || ((op == "+" || op == "*" || op == "//") && (number(e.field("left")) || number(e.field("right"))));
-    } else if (e.is("call") && e.field("function").is("attribute")) {
-        const std::string_view m = e.field("function").field("attribute").text();
-        integer = (m == "long" || m == "int") && e.field("arguments").named_children().empty();
-    }
-    if (!integer) return false;
+    // Both are read again by `selectable`: names and attribute chains, which read no state twice.
+    if (analysis::chain_text(n.field("value")).empty() || analysis::chain_text(index).empty()) return false;
     if (std::none_of(clamped.begin(), clamped.end(), [&](const Node& c) { return c.begin() == n.begin(); })) {
         clamped.push_back(n);
     }
@@ -125,14 +105,9 @@ std::string Checker::clamped_text(const Node& part) const {
     std::string out;
     std::uint32_t at = part.begin();
     for (const Node& c : inside) {
-        const Node index = c.field("subscript");
         if (c.begin() < at) continue;  // inside a subscript rewritten already
-        const Node bare = syntax::without_parens(index);
-        const bool atom = bare.is("identifier") || bare.is("attribute") || bare.is("call") || bare.is("subscript");
         out += part.source().slice(at, c.begin());
-        const std::string clamped_index =
-            atom ? fmt::format("{}.clamp(min=0)", index.text()) : fmt::format("({}).clamp(min=0)", index.text());
-        out += fmt::format("{}({}, {})", runtime::name::index, c.field("value").text(), clamped_index);
+        out += fmt::format("{}({}, {})", runtime::name::index, c.field("value").text(), c.field("subscript").text());
         at = c.end();
     }
     out += part.source().slice(at, part.end());
@@ -142,8 +117,8 @@ std::string Checker::clamped_text(const Node& part) const {
 std::string Checker::selectable_argument() const {
     std::vector<std::string> tests;
     for (const Node& c : clamped) {
-        const std::string value(c.field("value").text());
-        const std::string test = fmt::format("{0}.dim() > 0 and {0}.shape[0] > 0", value);
+        const std::string test =
+            fmt::format("{}({}, {})", runtime::name::indexable, c.field("value").text(), c.field("subscript").text());
         if (std::find(tests.begin(), tests.end(), test) == tests.end()) tests.push_back(test);
     }
     if (tests.empty()) return "";
@@ -202,7 +177,8 @@ std::string Checker::value_raise(const Node& n, std::size_t file) {
 const std::set<std::string_view> kRuntimeHelpers{runtime::name::if_,     runtime::name::and_,
                                                  runtime::name::or_,     runtime::name::not_,
                                                  runtime::name::scalar, runtime::name::equal,
-                                                 runtime::name::copy,   runtime::name::index};
+                                                 runtime::name::copy,   runtime::name::index,
+                                                 runtime::name::indexable};
 
 std::string Checker::branch_impurity(const Node& expr) {
     if (auto why = impurity(expr); !why.empty()) return why;

@@ -323,11 +323,13 @@ public:
         site.fix->condition = select_condition(checker.grad_unsafe, one_sided,
                                                shown ? "" : "both branch values of one shape, dtype and device");
         if (!checker.clamped.empty()) {
-            site.detail += fmt::format("; `{}` indexes with `{}.clamp(min=0)`, equal to `{}` wherever the test picks "
+            site.detail += fmt::format("; `{}` indexes with `{}` clamped at 0, equal to it wherever the test picks "
                                        "that branch, so the other path reads an element that exists",
                                        one_line(checker.clamped.front().text(), Blanks::Fold, 40),
-                                       checker.index_guard->index, checker.index_guard->index);
-            const std::string nonempty = fmt::format("`{}` not empty", checker.clamped.front().field("value").text());
+                                       checker.index_guard->index);
+            const std::string nonempty = fmt::format("`{}` not empty and `{}` an integer tensor",
+                                                     checker.clamped.front().field("value").text(),
+                                                     checker.index_guard->index);
             site.fix->condition = site.fix->condition.empty() ? nonempty : site.fix->condition + "; " + nonempty;
         }
         return site;
