@@ -240,6 +240,10 @@ struct FunctionRef {
 ///   `torch.compile(Class.m)`, `torch.compile(**kw)(f)`, `torch._dynamo.optimize(b)(f)`, with
 ///   f a module-level function or a def of an enclosing function. `torch.compile(model)`
 ///   and `torch.compile(model.forward)` add nothing: model's forward is an entry already.
+///   `torch.compile(obj.m)` for a local (or module-level name) `obj` made by `Class(...)` or
+///   `Class.from_*(...)` (instance_class) takes Class's method m, of a plain class too, and a
+///   local bound to a target (`run = obj.m`) is followed to it. Names resolve through the
+///   lazy exports of a package init (ModuleIndex::lazy_exports).
 /// The scope is the entry points and every function or method reachable from them by calls
 /// (`f(...)`, `self.m(...)`, `super().m(...)`, `module.f(...)`, `Class(...)` -> `__init__`).
 /// Dynamo does not trace a function decorated with `torch.compiler.disable`,
