@@ -120,9 +120,39 @@ std::string not_a_logger(const Node& call, const ModuleIndex& index) {
     return "";
 }
 
+std::optional<std::string> string_literal(const Node& n);
+
+// `NAME = importlib.import_module("a.b")` (or `(".b", __package__)`, `import_module` imported
+// from importlib) at module level: an import of module a.b bound to NAME.
+bool add_import_module(const Node& left, const Node& right, ModuleIndex& index) {
+    if (!left.is("identifier") || !right.is("call")) return false;
+    const std::string callee = chain_text(right.field("function"));
+    const Import* from = callee == "import_module" ? index.find_import(callee) : nullptr;
+    if (callee != "importlib.import_module" && !(from && from->module == "importlib")) return false;
+    const auto args = right.field("arguments").named_children();
+    if (args.empty() || args.size() > 2) return false;
+    auto name = string_literal(args[0]);
+    if (!name || name->empty()) return false;
+    int level = 0;
+    while (level < static_cast<int>(name->size()) && (*name)[static_cast<std::size_t>(level)] == '.') ++level;
+    // Relative to `__package__`, the package around the module, as `from .b import` is; relative
+    // to `__name__` it would be inside the module itself (right only in an init, unknown here).
+    if (level > 0 && (args.size() != 2 || args[1].text() != "__package__")) return false;
+    const std::string module = name->substr(static_cast<std::size_t>(level));
+    if (level == 0) {
+        index.imports.push_back({std::string(left.text()), module, "", 0});
+    } else {
+        const auto dot = module.rfind('.');
+        index.imports.push_back({std::string(left.text()), dot == std::string::npos ? "" : module.substr(0, dot),
+                                 module.substr(dot == std::string::npos ? 0 : dot + 1), level});
+    }
+    return true;
+}
+
 void add_assignment(const Node& assignment, ModuleIndex& index) {
     const Node left = assignment.field("left");
     const Node right = assignment.field("right");
+    if (add_import_module(left, right, index)) return;
     if (left.is("identifier")) {
         if (right && is_logger_factory(right)) {
             if (auto why = not_a_logger(right, index); !why.empty()) {

@@ -1097,3 +1097,38 @@ TEST(UserScope, IndexReadsTheLazyExportsOfAnInit) {
     EXPECT_NE(index.find_import("b"), nullptr);
     EXPECT_NE(index.find_import("c"), nullptr);
 }
+
+// A module imported under another name (`from vision.ops import boxes as box_ops`, torchvision's
+// spelling) or by `importlib.import_module(...)`: its functions are reached and compiled.
+TEST(UserScope, ModulesUnderOtherNamesAreFollowed) {
+    const TempTree tree;
+    const std::string model = R"(import importlib
+
+import torch
+from torch import nn
+
+from vision.ops import boxes as box_ops
+
+misc = importlib.import_module("vision.ops.misc")
+extra = importlib.import_module(".extra", __package__)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return box_ops.remove_small(x)
+
+
+step = torch.compile(misc.helper)
+more = torch.compile(extra.other)
+)";
+    const auto project = project_in(tree, {{"vision/__init__.py", ""}, {"vision/model.py", model},
+                                           {"vision/extra.py", "def other(x):\n    return x\n"},
+                                           {"vision/ops/__init__.py", ""},
+                                           {"vision/ops/boxes.py", "def remove_small(x):\n    return x\n\n\n"
+                                                                   "def unused(x):\n    return x\n"},
+                                           {"vision/ops/misc.py", "def helper(x):\n    return x\n"}});
+    EXPECT_EQ(scope_names(project, 1), (std::set<std::string>{"forward"}));
+    EXPECT_EQ(scope_names(project, 2), (std::set<std::string>{"other"}));
+    EXPECT_EQ(scope_names(project, 4), (std::set<std::string>{"remove_small"}));
+    EXPECT_EQ(scope_names(project, 5), (std::set<std::string>{"helper"}));
+}
