@@ -96,6 +96,13 @@ struct ModuleIndex {
     /// call, of a call's call and of a decorator (`torch.compile`, `tc`), sorted. The
     /// compile APIs among them make the file an entry of Project::reachable.
     std::vector<std::string> compile_callees;
+    /// A package's lazy exports: name -> the module (relative to this package, `modeling_x`,
+    /// `models.x`) that a module-level `__getattr__` or a `_LazyModule(...)` imports it from on
+    /// first use. Read from the maps such an init keeps: `_import_structure = {"mod": ["A"]}`
+    /// (with `_import_structure["mod"] = [...]` and `.extend([...])` / `.append("A")` as
+    /// diffusers and transformers write them) and `{"A": "mod"}` dicts that `__getattr__` names.
+    /// Empty for a module with neither `__getattr__` nor `_LazyModule`.
+    std::map<std::string, std::string> lazy_exports;
 
     [[nodiscard]] const Import* find_import(const std::string& local) const;
     /// Invalidates every node the index holds (their tree is about to be dropped); the names,
@@ -264,6 +271,10 @@ struct PassedCallable {
 ///   `torch.compile(Class.m)`, `torch.compile(**kw)(f)`, `torch._dynamo.optimize(b)(f)`, with
 ///   f a module-level function or a def of an enclosing function. `torch.compile(model)`
 ///   and `torch.compile(model.forward)` add nothing: model's forward is an entry already.
+///   `torch.compile(obj.m)` for a local (or module-level name) `obj` made by `Class(...)` or
+///   `Class.from_*(...)` (instance_class) takes Class's method m, of a plain class too, and a
+///   local bound to a target (`run = obj.m`) is followed to it. Names resolve through the
+///   lazy exports of a package init (ModuleIndex::lazy_exports).
 /// The scope is the entry points and every function or method reachable from them by calls
 /// (`f(...)`, `self.m(...)`, `super().m(...)`, `module.f(...)`, `Class(...)` -> `__init__`).
 /// Dynamo does not trace a function decorated with `torch.compiler.disable`,
@@ -349,6 +360,24 @@ public:
     /// through logging.Logger's own methods).
     [[nodiscard]] ImportedLogger imported_logger(std::size_t file, const std::string& name) const;
 
+    /// The functions outside the scope that hand a function to a compile call and call what
+    /// it returns (`step = torch.compile(scheduler.step)` in a script's `main`, then
+    /// `step(out, t, sample)`): the value analysis reads their calls as callers of the compiled
+    /// function, so that what a script passes is evidence for the compiled function's
+    /// parameters. Sorted by (file, start).
+    [[nodiscard]] const std::vector<FunctionRef>& drivers() const { return drivers_; }
+    /// The function a local of `function` is bound to by `NAME = torch.compile(TARGET)` (or
+    /// `NAME = TARGET` of a method, compiled later through NAME), found by the scope's walk.
+    [[nodiscard]] std::optional<FunctionRef> compiled_local(std::size_t file, const syntax::Node& function,
+                                                            const std::string& name) const;
+    /// The project class of the object a local holds where `at` reads it: every assignment of
+    /// the name in the function around `at` (or at module level outside any function) makes it
+    /// with `Class(...)` or a `Class.from_*(...)` constructor (`from_config`, `from_pretrained`)
+    /// of the same class. As (file, class).
+    [[nodiscard]] std::optional<std::pair<std::size_t, std::string>> instance_class(std::size_t file,
+                                                                                  const syntax::Node& at,
+                                                                                  const std::string& name) const;
+
     /// The notes of a file (Note), by line: a base class taken from the shipped table on a
     /// fallback, and a base that resolves neither way, for the classes whose methods it puts
     /// out of scope (a class with a forward that is not in scope, and the classes it derives
@@ -425,6 +454,9 @@ private:
     // (file, function start, parameter) -> what the call sites pass for a parameter the
     // function calls (passed_callable; filled by the scope walk, src/analysis/passed_callables.cpp).
     std::map<std::tuple<std::size_t, std::uint32_t, std::string>, PassedCallable> passed_;
+    std::vector<FunctionRef> drivers_;
+    // (file, start of the function around the binding or 0 at module level, local) -> compiled function.
+    std::map<std::tuple<std::size_t, std::uint32_t, std::string>, FunctionRef> compiled_locals_;
     Loader load_;        // the constructor's loader (cleared when it returns)
     struct LoadedTrees;  // tree_of's parses of pruned files
     std::shared_ptr<LoadedTrees> loaded_;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -119,9 +120,39 @@ std::string not_a_logger(const Node& call, const ModuleIndex& index) {
     return "";
 }
 
+std::optional<std::string> string_literal(const Node& n);
+
+// `NAME = importlib.import_module("a.b")` (or `(".b", __package__)`, `import_module` imported
+// from importlib) at module level: an import of module a.b bound to NAME.
+bool add_import_module(const Node& left, const Node& right, ModuleIndex& index) {
+    if (!left.is("identifier") || !right.is("call")) return false;
+    const std::string callee = chain_text(right.field("function"));
+    const Import* from = callee == "import_module" ? index.find_import(callee) : nullptr;
+    if (callee != "importlib.import_module" && !(from && from->module == "importlib")) return false;
+    const auto args = right.field("arguments").named_children();
+    if (args.empty() || args.size() > 2) return false;
+    auto name = string_literal(args[0]);
+    if (!name || name->empty()) return false;
+    int level = 0;
+    while (level < static_cast<int>(name->size()) && (*name)[static_cast<std::size_t>(level)] == '.') ++level;
+    // Relative to `__package__`, the package around the module, as `from .b import` is; relative
+    // to `__name__` it would be inside the module itself (right only in an init, unknown here).
+    if (level > 0 && (args.size() != 2 || args[1].text() != "__package__")) return false;
+    const std::string module = name->substr(static_cast<std::size_t>(level));
+    if (level == 0) {
+        index.imports.push_back({std::string(left.text()), module, "", 0});
+    } else {
+        const auto dot = module.rfind('.');
+        index.imports.push_back({std::string(left.text()), dot == std::string::npos ? "" : module.substr(0, dot),
+                                 module.substr(dot == std::string::npos ? 0 : dot + 1), level});
+    }
+    return true;
+}
+
 void add_assignment(const Node& assignment, ModuleIndex& index) {
     const Node left = assignment.field("left");
     const Node right = assignment.field("right");
+    if (add_import_module(left, right, index)) return;
     if (left.is("identifier")) {
         if (right && is_logger_factory(right)) {
             if (auto why = not_a_logger(right, index); !why.empty()) {
@@ -141,7 +172,128 @@ void add_assignment(const Node& assignment, ModuleIndex& index) {
     });
 }
 
-void visit_block(const Node& block, ModuleIndex& index) {
+// The text of a plain string literal (`"a"`, `'a'`), nullopt for any other node (an f-string,
+// a prefixed or triple-quoted string, a concatenation).
+std::optional<std::string> string_literal(const Node& n) {
+    if (!n.is("string")) return std::nullopt;
+    const std::string_view t = n.text();
+    if (t.size() < 2 || (t.front() != '"' && t.front() != '\'') || t.back() != t.front()) return std::nullopt;
+    if (t.starts_with("\"\"\"") || t.starts_with("'''")) return std::nullopt;
+    const std::string inner(t.substr(1, t.size() - 2));
+    if (inner.find_first_of("\\{") != std::string::npos) return std::nullopt;
+    return inner;
+}
+
+// The strings of a list or tuple literal of plain strings (others skipped).
+std::vector<std::string> string_items(const Node& n) {
+    std::vector<std::string> out;
+    const Node seq = syntax::without_parens(n);
+    if (!seq.is("list") && !seq.is("tuple")) return out;
+    for (const Node& item : seq.named_children()) {
+        if (auto s = string_literal(item)) out.push_back(*s);
+    }
+    return out;
+}
+
+// What a package init says of its lazy exports (ModuleIndex::lazy_exports), gathered while its
+// module level is visited and read once it is (lazy_exports_of).
+struct LazyMaps {
+    // NAME -> module -> names, of `NAME = {"mod": [...]}`, `NAME["mod"] = [...]` and
+    // `NAME["mod"].extend([...])` / `.append("A")`.
+    std::map<std::string, std::map<std::string, std::vector<std::string>>> by_module;
+    // NAME -> name -> module, of `NAME = {"A": "mod"}`.
+    std::map<std::string, std::map<std::string, std::string>> by_name;
+    // Module-level NAME = expression: the names it reads (`_owner = {... for ... in _import_structure.items() ...}`).
+    std::map<std::string, std::set<std::string>> reads;
+    bool lazy_module = false;  // a call of `_LazyModule(...)` / `LazyModule(...)`
+};
+
+std::set<std::string> identifiers_in(const Node& n) {
+    std::set<std::string> out;
+    syntax::walk(n, [&](const Node& c) {
+        if (c.is("identifier")) out.insert(std::string(c.text()));
+        return true;
+    });
+    return out;
+}
+
+void note_lazy_call(const Node& call, LazyMaps& maps);
+
+void note_lazy_assignment(const Node& left, const Node& right, LazyMaps& maps) {
+    if (!right) return;
+    if (right.is("call")) note_lazy_call(right, maps);  // sys.modules[__name__] = _LazyModule(...)
+    if (left.is("identifier")) {
+        const std::string name(left.text());
+        maps.reads[name] = identifiers_in(right);
+        if (!right.is("dictionary")) return;
+        for (const Node& pair : right.named_children()) {
+            if (!pair.is("pair")) continue;
+            const auto key = string_literal(pair.field("key"));
+            if (!key) continue;
+            if (const auto module = string_literal(pair.field("value"))) {
+                maps.by_name[name][*key] = *module;
+            } else {
+                auto& names = maps.by_module[name][*key];
+                for (std::string& s : string_items(pair.field("value"))) names.push_back(std::move(s));
+            }
+        }
+    } else if (left.is("subscript") && left.field("value").is("identifier")) {
+        const auto key = string_literal(left.field("subscript"));
+        if (!key) return;
+        auto& names = maps.by_module[std::string(left.field("value").text())][*key];
+        for (std::string& s : string_items(right)) names.push_back(std::move(s));
+    }
+}
+
+// `NAME["mod"].extend([...])`, `NAME["mod"].append("A")`, `_LazyModule(...)`.
+void note_lazy_call(const Node& call, LazyMaps& maps) {
+    const Node fn = call.field("function");
+    const std::string_view callee = fn.is("attribute") ? fn.field("attribute").text() : fn.text();
+    if (callee == "_LazyModule" || callee == "LazyModule") {
+        maps.lazy_module = true;
+        return;
+    }
+    if (!fn.is("attribute") || (callee != "extend" && callee != "append")) return;
+    const Node target = fn.field("object");
+    if (!target.is("subscript") || !target.field("value").is("identifier")) return;
+    const auto key = string_literal(target.field("subscript"));
+    const auto args = call.field("arguments").named_children();
+    if (!key || args.empty()) return;
+    auto& names = maps.by_module[std::string(target.field("value").text())][*key];
+    if (callee == "append") {
+        if (auto s = string_literal(args.front())) names.push_back(*s);
+    } else {
+        for (std::string& s : string_items(args.front())) names.push_back(std::move(s));
+    }
+}
+
+// The lazy exports of a module (ModuleIndex::lazy_exports): the maps `__getattr__` reads, by
+// name or through a module-level name whose value reads them (delta's `_owner`, built from
+// `_import_structure`), and `_import_structure` itself when the init makes a `_LazyModule`.
+std::map<std::string, std::string> lazy_exports_of(const ModuleIndex& index, const LazyMaps& maps) {
+    std::map<std::string, std::string> out;
+    std::set<std::string> used;
+    if (const auto getattr = index.functions.find("__getattr__"); getattr != index.functions.end()) {
+        for (const std::string& name : identifiers_in(getattr->second.field("body"))) {
+            used.insert(name);
+            if (const auto it = maps.reads.find(name); it != maps.reads.end()) used.insert(it->second.begin(), it->second.end());
+        }
+    }
+    if (maps.lazy_module) used.insert("_import_structure");
+    for (const std::string& name : used) {
+        if (const auto it = maps.by_module.find(name); it != maps.by_module.end()) {
+            for (const auto& [module, names] : it->second) {
+                for (const std::string& n : names) out.emplace(n, module);
+            }
+        }
+        if (const auto it = maps.by_name.find(name); it != maps.by_name.end()) {
+            for (const auto& [n, module] : it->second) out.emplace(n, module);
+        }
+    }
+    return out;
+}
+
+void visit_block(const Node& block, ModuleIndex& index, LazyMaps& lazy) {
     for (const Node& stmt : block.named_children()) {
         Node def = stmt.is("decorated_definition") ? stmt.field("definition") : stmt;
         if (def.is("class_definition")) {
@@ -168,18 +320,27 @@ void visit_block(const Node& block, ModuleIndex& index) {
             add_import_from(stmt, index);
         } else if (stmt.is("expression_statement")) {
             for (const Node& e : stmt.named_children()) {
-                if (e.is("assignment")) add_assignment(e, index);
+                if (e.is("assignment")) {
+                    add_assignment(e, index);
+                    note_lazy_assignment(e.field("left"), e.field("right"), lazy);
+                } else if (e.is("call")) {
+                    note_lazy_call(e, lazy);
+                }
             }
         } else if (stmt.is("comment") && stmt.text().starts_with(runtime::kMarker)) {
             const std::string_view rest = stmt.text().substr(runtime::kMarker.size());
             index.runtime_blocks.emplace(rest.substr(0, rest.find(' ')));
+        } else if (stmt.is("block")) {
+            // The body of an else/except/finally clause (`try: ... except X: ... else:
+            // _import_structure[...] = [...]`, as diffusers' inits write them).
+            visit_block(stmt, index, lazy);
         } else if (stmt.is("if_statement") || stmt.is("try_statement") || stmt.is("with_statement") ||
                    stmt.is("elif_clause") || stmt.is("else_clause") || stmt.is("except_clause") ||
-                   stmt.is("finally_clause") || stmt.is("block")) {
+                   stmt.is("finally_clause")) {
             for (const Node& part : stmt.named_children()) {
                 if (part.is("block") || part.is("elif_clause") || part.is("else_clause") ||
                     part.is("except_clause") || part.is("finally_clause")) {
-                    visit_block(part, index);
+                    visit_block(part, index, lazy);
                 }
             }
         }
@@ -209,7 +370,9 @@ const Import* ModuleIndex::find_import(const std::string& local) const {
 
 ModuleIndex index_module(const Node& root) {
     ModuleIndex index;
-    visit_block(root, index);
+    LazyMaps lazy;
+    visit_block(root, index, lazy);
+    index.lazy_exports = lazy_exports_of(index, lazy);
     // The callees a compile API may be among (Project::compute_scope walks only files whose
     // text names `compile` or `optimize`): decorators, the functions of calls and of calls
     // of calls (`torch.compile(**kw)(f)`).

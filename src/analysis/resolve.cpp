@@ -72,7 +72,14 @@ Project::Symbol Project::resolve_in_module(const std::string& ns, const std::str
             return {Symbol::Logger, *mod, name};
         }
         if (idx.find_import(name) != nullptr) return resolve_name(*mod, name, depth + 1);
-        return resolve_star(*mod, name, depth + 1);
+        if (Symbol s = resolve_star(*mod, name, depth + 1); s.kind != Symbol::None) return s;
+        // A package that imports the name on first use (`__getattr__`, `_LazyModule`): from
+        // the submodule its map names, when that module is among the inputs.
+        if (const auto lazy = idx.lazy_exports.find(name); lazy != idx.lazy_exports.end() && files_[*mod].is_package_init) {
+            const std::string owner = module + "." + lazy->second;
+            if (find_module(ns, owner)) return resolve_in_module(ns, owner, name, depth + 1);
+        }
+        return {};
     }
     return {Symbol::External, 0, module + "." + name};
 }

@@ -40,7 +40,64 @@ Node keyword_arg(const Node& call, std::string_view name) {
     return {};
 }
 
+// The values `name = VALUE` binds in a function's body (not in its nested functions or
+// classes), or at module level when `function` is the module's root. Chained assignments give
+// their last value; a binding of another form (a loop target, a tuple) gives an invalid Node.
+std::vector<Node> assigned_values(const Node& function, const std::string& name) {
+    std::vector<Node> out;
+    const Node body = function.is("module") ? function : function.field("body");
+    syntax::walk(body, [&](const Node& n) {
+        if (n.is("function_definition") || n.is("class_definition") || n.is("lambda")) return false;
+        if (n.is("assignment")) {
+            Node right = n.field("right");
+            while (right.is("assignment")) right = right.field("right");
+            for (Node a = n; a.is("assignment"); a = a.field("right")) {
+                if (a.field("left").is("identifier") && a.field("left").text() == name) out.push_back(right);
+            }
+        } else if ((n.is("for_statement") || n.is("for_in_clause") || n.is("augmented_assignment") ||
+                    n.is("named_expression")) &&
+                   n.child(0).is("identifier") && n.child(0).text() == name) {
+            out.emplace_back();
+        }
+        return true;
+    });
+    return out;
+}
+
+// The function around a node whose locals it reads (lambdas skipped), or the module's root.
+Node binding_scope(const Node& at) {
+    Node fn = enclosing_function(at);
+    while (fn && !fn.is("function_definition")) fn = enclosing_function(fn);
+    if (fn) return fn;
+    Node root = at;
+    while (root.parent()) root = root.parent();
+    return root;
+}
+
 }  // namespace
+
+std::optional<std::pair<std::size_t, std::string>> Project::instance_class(std::size_t file, const Node& at,
+                                                                         const std::string& name) const {
+    std::optional<std::pair<std::size_t, std::string>> found;
+    const auto values = assigned_values(binding_scope(at), name);
+    for (const Node& v : values) {
+        if (!v.is("call")) return std::nullopt;
+        Node cls = v.field("function");
+        if (cls.is("attribute") && cls.field("attribute").text().starts_with("from_")) cls = cls.field("object");
+        const auto c = class_named(file, cls);
+        if (!c || (found && *found != *c)) return std::nullopt;
+        found = c;
+    }
+    return found;
+}
+
+std::optional<FunctionRef> Project::compiled_local(std::size_t file, const Node& function,
+                                                   const std::string& name) const {
+    const std::uint32_t at = function && !function.is("module") ? function.begin() : 0;
+    const auto it = compiled_locals_.find({file, at, name});
+    if (it == compiled_locals_.end()) return std::nullopt;
+    return it->second;
+}
 
 bool Project::in_scope(std::size_t file, std::uint32_t begin) const { return scope_.contains({file, begin}); }
 
@@ -200,16 +257,33 @@ const std::set<Project::ScopeWalk::ClassRef>& Project::ScopeWalk::classes_of_att
     return attribute_classes.emplace(key, std::move(out)).first->second;
 }
 
-// The function a compile call or a reference names: `f`, `self.m`, `mod.f`, `Class.m`.
-void Project::ScopeWalk::add_target(std::size_t f, const Node& target) {
+// The function a compile call or a reference names: `f`, `self.m`, `mod.f`, `Class.m`,
+// `obj.m` for a local `obj = Class(...)` / `Class.from_config(...)` (instance_class), and a
+// local bound to one of these (`fn = scheduler.step`). Returns the function a call of the
+// compiled callable runs, when there is one.
+std::optional<FunctionRef> Project::ScopeWalk::add_target(std::size_t f, const Node& target, int depth) {
+    if (depth > 4) return std::nullopt;
     if (target.is("identifier")) {
         const std::string name(target.text());
         if (const Node def = p.local_def(target, name)) {
             add(f, def);
-            return;
+            return FunctionRef{f, def};
         }
+        const Node scope = binding_scope(target);
         const Symbol s = p.resolve_name(f, name);
-        if (s.kind == Symbol::Function) add(s.file, function_of(s.file, s.name));
+        if (scope.is("function_definition") || s.kind == Symbol::None) {
+            const auto values = assigned_values(scope, name);
+            if (values.size() == 1 && values.front() &&
+                (values.front().is("attribute") || values.front().is("identifier"))) {
+                return add_target(f, values.front(), depth + 1);
+            }
+            if (!values.empty()) return std::nullopt;
+        }
+        if (s.kind == Symbol::Function) {
+            const Node def = function_of(s.file, s.name);
+            add(s.file, def);
+            return FunctionRef{s.file, def};
+        }
     } else if (target.is("attribute")) {
         const Node obj = target.field("object");
         const std::string attr(target.field("attribute").text());
@@ -217,15 +291,29 @@ void Project::ScopeWalk::add_target(std::size_t f, const Node& target) {
             const Node fn = enclosing_function(target);
             const std::string owner = fn ? p.owner_class(fn) : std::string();
             if (!owner.empty()) add_method(f, owner, attr, true, true);
-            return;
+            return std::nullopt;
         }
         const Symbol s = p.resolve_expr(f, obj);
         if (s.kind == Symbol::Module) {
-            if (p.files_[s.file].index.functions.contains(attr)) add(s.file, function_of(s.file, attr));
+            if (p.files_[s.file].index.functions.contains(attr)) {
+                const Node def = function_of(s.file, attr);
+                add(s.file, def);
+                return FunctionRef{s.file, def};
+            }
         } else if (s.kind == Symbol::Class) {
             add_method(s.file, s.name, attr, true, false);
+        } else if (s.kind == Symbol::None && obj.is("identifier")) {
+            // A bound method of an object the function makes: `torch.compile(scheduler.step)`.
+            if (const auto c = p.instance_class(f, target, std::string(obj.text()))) {
+                add_method(c->first, c->second, attr, true, false);
+                if (const auto m = p.find_method(c->first, c->second, attr)) {
+                    p.load({m->file});  // its node is filled in once its file is loaded
+                    return p.find_method(c->first, c->second, attr);
+                }
+            }
         }
     }
+    return std::nullopt;
 }
 
 // The files of the entry points are loaded together first (in parallel, when the loader
@@ -280,11 +368,23 @@ void Project::ScopeWalk::add_compiled(std::size_t f) {
         if (!n.is("call")) return true;
         const Node callee = n.field("function");
         const auto args = positional_args(n);
+        std::optional<FunctionRef> compiled;
         if (p.is_compile_api(f, callee, false)) {  // torch.compile(f, ...)
             const Node target = args.empty() ? keyword_arg(n, "model") : args.front();
-            if (target) add_target(f, target);
+            if (target) compiled = add_target(f, target);
         } else if (callee.is("call") && p.is_compile_api(f, callee.field("function"), true) && !args.empty()) {
-            add_target(f, args.front());  // torch.compile(**kw)(f), torch._dynamo.optimize(b)(f)
+            compiled = add_target(f, args.front());  // torch.compile(**kw)(f), torch._dynamo.optimize(b)(f)
+        }
+        // `step = torch.compile(...)`: the calls of `step` in the same function call the
+        // compiled function (drivers, compiled_local).
+        if (const Node bind = n.parent(); compiled && bind.is("assignment") && bind.field("left").is("identifier")) {
+            const Node scope = binding_scope(n);
+            const std::uint32_t at = scope.is("module") ? 0 : scope.begin();
+            p.compiled_locals_.emplace(std::make_tuple(f, at, std::string(bind.field("left").text())), *compiled);
+            if (!scope.is("module") &&
+                std::none_of(p.drivers_.begin(), p.drivers_.end(), [&](const FunctionRef& r) { return r.file == f && r.node == scope; })) {
+                p.drivers_.push_back({f, scope});
+            }
         }
         return true;
     });

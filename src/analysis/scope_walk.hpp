@@ -27,7 +27,7 @@ struct Project::ScopeWalk {
     void add(std::size_t f, const syntax::Node& fn);
     void add_method(std::size_t f, const std::string& cls, const std::string& name, bool up, bool down);
     const std::set<ClassRef>& classes_of_attribute(std::size_t file, const std::string& cls, const std::string& name);
-    void add_target(std::size_t f, const syntax::Node& target);
+    std::optional<FunctionRef> add_target(std::size_t f, const syntax::Node& target, int depth = 0);
     std::vector<bool> load_entry_files();
     void add_forwards();
     void add_compiled(std::size_t f);

@@ -6,6 +6,8 @@
 #include "values_internal.hpp"
 
 #include <set>
+
+#include <fmt/format.h>
 #include <string_view>
 
 namespace graphmend::analysis {
@@ -26,6 +28,12 @@ std::optional<Value> torch_static_value(const std::string& name) {
     return std::nullopt;
 }
 
+
+std::optional<std::pair<std::size_t, std::string>> instance_of(const Value& v) {
+    const auto colon = v.cls.find(':');
+    if (colon == std::string::npos || v.cls.starts_with("torch.")) return std::nullopt;
+    return std::make_pair(static_cast<std::size_t>(std::stoul(v.cls.substr(0, colon))), v.cls.substr(colon + 1));
+}
 
 namespace {
 
@@ -140,6 +148,11 @@ const Values::Summary* Values::callee_of(const Frame& f, const Node& call, Value
         return summary_of(passed->file, passed->node);
     }
     // A call of a module value: its class's forward.
+    // A local bound to a compiled function (`step = torch.compile(scheduler.step)`).
+    if (fn.is("identifier") && f.locals->contains(text(fn)) && f.summary) {
+        if (auto ref = project_.compiled_local(f.file, f.summary->fn, text(fn))) return summary_of(ref->file, ref->node);
+        return nullptr;
+    }
     if (!fn.is("identifier") || !f.locals->contains(text(fn))) {
         if (fn.is("attribute") && fn.field("object").text() == "self" && !owner.empty()) {
             const Value attr = self_attribute(f.file, owner, text(fn.field("attribute")));
@@ -184,6 +197,19 @@ Value Values::call_value(const Frame& f, const Node& call, int depth) const {
     if (fn.is("identifier") && text(fn) == runtime::name::if_ && args.size() >= 3 && args[1].is("lambda") &&
         args[2].is("lambda")) {
         return join(branch_value(f, args[1], depth + 1), branch_value(f, args[2], depth + 1));
+    }
+    // An object of a project class that is no nn.Module (a scheduler): `Class(...)`,
+    // `Class.from_config(...)`, `Class.from_pretrained(...)`. Its attributes are read as its
+    // methods set them (self_attribute: `scheduler.timesteps`).
+    {
+        const Node cls = fn.is("attribute") && text(fn.field("attribute")).starts_with("from_") ? fn.field("object") : fn;
+        if (!(cls.is("identifier") && f.locals->contains(text(cls)))) {
+            if (const auto c = project_.class_named(f.file, cls); c && !project_.is_module_class(c->first, c->second)) {
+                Value v = Value::of(kOther);
+                v.cls = fmt::format("{}:{}", c->first, c->second);
+                return v;
+            }
+        }
     }
     if (fn.is("identifier") && !f.locals->contains(text(fn)) &&
         project_.files()[f.file].index.find_import(text(fn)) == nullptr &&

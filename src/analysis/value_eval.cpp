@@ -120,6 +120,7 @@ Value Values::eval_rest(const Frame& f, const Node& e, int depth) const {
         if (!dotted_torch(f.file, e).empty()) return Value::of(kOther);
         const Value recv = eval_in(f, obj, depth + 1);
         if (recv.kinds == 0) return {};  // no value yet (solving_)
+        if (const auto c = instance_of(recv); c && recv.kinds == kOther) return self_attribute(c->first, c->second, attr);
         if (recv.only(kTensor) || recv.only(kTensor | kNone)) {
             if (attr == "shape") return Value::of(kSize);
             if (attr == "ndim") return Value::of(kNumber);

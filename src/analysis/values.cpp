@@ -187,6 +187,9 @@ Values::Values(const Project& project) : project_(project) {
         read_attributes(f);
         for (const Node& fn : project.scope_of(f)) summaries_.emplace(std::make_pair(f, fn.begin()), summarise(f, fn));
     }
+    // The functions that call what they compile (`step = torch.compile(scheduler.step)`, then
+    // `step(out, t, sample)`): analysed for what they pass, never checked by a rule.
+    for (const FunctionRef& d : project.drivers()) summaries_.emplace(std::make_pair(d.file, d.node.begin()), summarise(d.file, d.node));
     // Functions called from another analysed function take their parameters' values from
     // the call sites; only the others (entry points) assume tensors for bare parameters.
     for (auto& [key, s] : summaries_) {
@@ -356,8 +359,10 @@ void Values::seed_params(Summary& s) {
     // function in scope without callers (one passed to or decorated with torch.compile).
     // Nested functions are called through locals the analysis does not follow: not entries.
     const bool module_level = s.owner.empty() && !analysis::enclosing_function(s.fn);
-    const bool forward = (s.fn.field("name").text() == "forward" || module_level) &&
-                         !called_.contains({s.file, s.fn.begin()});
+    const bool called = called_.contains({s.file, s.fn.begin()});
+    // A driver (Project::drivers) is the user's code, not traced: its arguments are no data.
+    const bool driver = !project_.in_scope(s.file, s.fn.begin());
+    const bool forward = (s.fn.field("name").text() == "forward" || module_level) && !called && !driver;
     std::size_t i = 0;
     for (const Node& p : params.named_children()) {
         const std::string name = i < s.params.size() ? s.params[i] : "";
@@ -372,7 +377,13 @@ void Values::seed_params(Summary& s) {
         } else if (is_flag_name(name)) {
             v = Value::of(kBool | kNone | kUnknown);  // output_attentions, use_cache, return_dict, ...
         } else {
-            if (const Node type = p.field("type")) v = join(v, annotation_value(type));
+            // An annotation is a hint, a caller's argument is evidence: `timestep: int` of a
+            // function that analysed code calls takes what the calls pass (a 0-d tensor taken
+            // from `scheduler.timesteps`), not a number it may never hold.
+            if (const Node type = p.field("type")) {
+                const Value hinted = annotation_value(type);
+                if (!(called && hinted.only(kNumber))) v = join(v, hinted);
+            }
             if (const Node dflt = p.field("value")) {
                 const Value lit = literal(dflt);
                 v = join(v, lit.kinds ? lit : Value::of(kUnknown));

@@ -29,6 +29,10 @@ struct Values::Frame {
     const std::map<std::string, Value>* overlay = nullptr;
 };
 
+/// The project class of a value that holds an instance of one (Value::cls "FILE:Class"), as
+/// (file, class); nullopt for torch classes and values without a class.
+std::optional<std::pair<std::size_t, std::string>> instance_of(const Value& v);
+
 /// The value of a literal (a number, bool, None or string); a Value without kinds for any
 /// other expression.
 Value literal(const syntax::Node& e);

@@ -111,8 +111,10 @@ def _graphmend_predicated_runtime():
             return any(any_grad(v) for v in value)
         return False
 
-    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None):
-        if traced_tensor(pred) and pred.numel() == 1 and not (
+    # selectable: a lambda that says whether both branches can run (a branch that indexes
+    # with a clamped index reads an element of a tensor that must not be empty).
+    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None, selectable=None):
+        if traced_tensor(pred) and pred.numel() == 1 and (selectable is None or selectable()) and not (
                 only is not None and torch.is_grad_enabled() and any_grad(only())):
             a = if_true()
             b = if_false()
@@ -361,12 +363,36 @@ def _graphmend_predicated_runtime():
         if active:
             target[index] = value
 
+    # `X[I]` in a branch whose test shows I not negative (a select runs the branch on the
+    # other path too). Eagerly, and for an index that is no integer tensor, X[I] itself (a
+    # view for a 0-d I, as the original's; a mask masks). Traced with an integer tensor I:
+    # I clamped at 0, equal to I wherever the test picks the branch, as an index op on I
+    # with a dimension added, so that Dynamo reads no Python int out of it (GB0033).
+    def integer_index(i):
+        return (isinstance(i, Tensor) and not i.is_floating_point() and not i.is_complex()
+                and i.dtype not in (torch.bool, torch.uint8))
+
+    def index(x, i):
+        if traced_tensor(i) and integer_index(i):
+            return x[i.clamp(min=0).unsqueeze(0)].squeeze(0)
+        return x[i]
+
+    # Whether both branches may run around index(x, i): the clamped index reads x[0], so x
+    # must be a tensor with a first dimension that is not empty; a float index raises, so
+    # the `if` is kept. A mask never takes the other path (its test, I >= 0, holds).
+    def indexable(x, i):
+        if isinstance(i, Tensor) and i.dtype in (torch.bool, torch.uint8):
+            return True
+        return integer_index(i) and isinstance(x, Tensor) and x.dim() > 0 and x.shape[0] > 0
+
     # Never compiled as frames of their own (see the deferred_effects block): from a traced
     # frame Dynamo inlines them; from a frame it runs eagerly they run eagerly, as the `if` did.
     # graphmend-shared: skip_frames codes=[_graphmend_predicated_runtime.__code__]
 
     rt.copy = copy
     rt.store_when = store_when
+    rt.index = index
+    rt.indexable = indexable
     rt.if_state = if_state
     rt.cache = cache
     rt.set_attr = set_attr
@@ -394,4 +420,6 @@ _graphmend_cache = _graphmend_pred_rt.cache
 _graphmend_set_attr = _graphmend_pred_rt.set_attr
 _graphmend_copy = _graphmend_pred_rt.copy
 _graphmend_store_when = _graphmend_pred_rt.store_when
+_graphmend_index = _graphmend_pred_rt.index
+_graphmend_indexable = _graphmend_pred_rt.indexable
 # --- end of graphmend runtime: predicated_control_flow ---

@@ -8,7 +8,10 @@
 - `delta`'s DeltaModel logs through a logger imported from another module of its package: the
   call is fixed (its detail names the import), also when log_utils.py is not given (then the
   logger is assumed, which the detail says), and the fixed model compiles to 1 FX graph where
-  the original makes 2, with the same outputs and log records, eagerly and compiled.
+  the original makes 2, with the same outputs and log records, eagerly and compiled;
+- `delta` run the way its `sample.py` runs it (the model and `scheduler.step` compiled, with
+  counting backends): fixed, 1 FX graph each where the original makes 2, with the same outputs,
+  stdout and log records.
 """
 import json
 import os
@@ -72,7 +75,7 @@ def test_phi_b_no_sites(tmp_path):
     assert all(s == [] for s in sites.values()), sites
 
 
-def test_delta_imported_logger_fixed(tmp_path):
+def test_delta_logger_and_compiled_scheduler_step_fixed(tmp_path):
     require_graphmend()
     sites = check([CHECKOUTS / "delta"], tmp_path)
     assert sites == {
@@ -81,8 +84,9 @@ def test_delta_imported_logger_fixed(tmp_path):
         str(CHECKOUTS / "delta" / "delta" / "log_utils.py"): [],
         # DeltaModel.forward: `logger` comes from `from .log_utils import logger`.
         str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py"): [(14, "GM101", "fixable")],
-        # DeltaScheduler.step's conditional expression, which sample.py compiles, is not found yet.
-        str(CHECKOUTS / "delta" / "delta" / "scheduling_delta.py"): [],
+        # DeltaScheduler.step's conditional expression: sample.py compiles `scheduler.step`, the class
+        # imported through the package's lazy `__getattr__`; `timestep: int` is a tensor by the caller.
+        str(CHECKOUTS / "delta" / "delta" / "scheduling_delta.py"): [(16, "GM201", "fixable-when")],
     }
     detail = site_details(tmp_path)[str(CHECKOUTS / "delta" / "delta" / "modeling_delta.py")][0]
     assert "`from .log_utils import logger`" in detail and "delta.log_utils" in detail, detail
@@ -121,7 +125,7 @@ def test_all_checkouts_at_once_match_the_separate_runs(tmp_path, args, cwd):
     separate = {}
     for name in ("alpha", "delta", "phi-a", "phi-b"):
         separate.update(check([CHECKOUTS / name], tmp_path))
-    assert sum(len(s) for s in separate.values()) == 7
+    assert sum(len(s) for s in separate.values()) == 8
     together = check(args, tmp_path, cwd=cwd)
     assert together == separate
 
@@ -235,6 +239,22 @@ def test_fixed_alpha_as_remote_code_behaves_the_same_in_one_graph(tmp_path):
 
 # --- the fixed delta: DeltaModel, its logger imported from log_utils.py ---------------------------
 
+# The records of the "delta" logger (logger, level, message, file, line, function), in `handler`.
+DELTA_RECORDS = '''
+class Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append([record.name, record.levelname, record.getMessage(), record.filename,
+                             record.lineno, record.funcName])
+
+handler = Records()
+logging.getLogger("delta").addHandler(handler)
+logging.getLogger("delta").setLevel(logging.INFO)
+'''
+
 RUN_DELTA = textwrap.dedent('''
     import json, logging, sys
     folder, out = sys.argv[1], sys.argv[2]
@@ -242,18 +262,7 @@ RUN_DELTA = textwrap.dedent('''
     import torch
     from delta import DeltaModel
 
-    class Records(logging.Handler):
-        def __init__(self):
-            super().__init__(logging.DEBUG)
-            self.records = []
-
-        def emit(self, record):
-            self.records.append([record.name, record.levelname, record.getMessage(), record.filename,
-                                 record.lineno, record.funcName])
-
-    handler = Records()
-    logging.getLogger("delta").addHandler(handler)
-    logging.getLogger("delta").setLevel(logging.INFO)
+    DELTA_RECORDS
     graphs = []
 
     def counting_backend(gm, example_inputs):
@@ -272,7 +281,7 @@ RUN_DELTA = textwrap.dedent('''
     result["graphs"] = len(graphs)
     with open(f"{out}/result.json", "w") as f:
         json.dump(result, f)
-''')
+''').replace("DELTA_RECORDS\n", DELTA_RECORDS.lstrip("\n"))
 
 
 def run_delta(folder, out):
@@ -314,3 +323,76 @@ def test_fixed_delta_model_behaves_the_same_in_one_graph(tmp_path, given):
                                 "forward"]], before[arm]
     assert before["graphs"] == 2, before["graphs"]
     assert after["graphs"] == 1, after["graphs"]
+
+
+# --- the fixed delta run as sample.py runs it: the model and the scheduler's step compiled --------
+
+RUN_DELTA_SAMPLE = textwrap.dedent('''
+    import contextlib, io, json, logging, sys
+    folder, out = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, folder)
+    import torch
+    from delta import DeltaModel, DeltaScheduler
+
+    DELTA_RECORDS
+    graphs = {"model": 0, "step": 0}
+
+    def counting(name):
+        def backend(gm, example_inputs):
+            graphs[name] += 1
+            return gm.forward
+        return backend
+
+    torch.manual_seed(0)
+    model = torch.compile(DeltaModel().eval(), backend=counting("model"), dynamic=False)
+    scheduler = DeltaScheduler()
+    step = torch.compile(scheduler.step, backend=counting("step"), dynamic=False)
+    sample = torch.randn(2, 8)
+    stdout = io.StringIO()
+    result = {"source": sys.modules[type(scheduler).__module__].__file__}
+    samples = []
+    with contextlib.redirect_stdout(stdout), torch.no_grad():
+        for i, t in enumerate(scheduler.timesteps):  # both branches: prev_t < 0 in the last steps
+            sample = step(model(sample), t, sample)
+            samples.append(sample)
+            if i == 0:
+                result["graphs"] = dict(graphs)  # one model call and one step
+        print(sample.sum().item())
+    result["records"] = handler.records
+    result["stdout"] = stdout.getvalue()
+    torch.save(samples, f"{out}/samples.pt")
+    with open(f"{out}/result.json", "w") as f:
+        json.dump(result, f)
+''').replace("DELTA_RECORDS\n", DELTA_RECORDS.lstrip("\n"))
+
+
+@pytest.mark.slow
+def test_fixed_delta_sample_compiles_model_and_step_to_one_graph_each(tmp_path):
+    require_graphmend()
+    import torch
+
+    original = tmp_path / "original"
+    fixed = tmp_path / "fixed"
+    shutil.copytree(CHECKOUTS / "delta", original)
+    shutil.copytree(CHECKOUTS / "delta", fixed)
+    proc = subprocess.run([str(BINARY), "fix", str(fixed)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "_graphmend_index(self.alphas, prev_t)" in (fixed / "delta" / "scheduling_delta.py").read_text()
+    results = []
+    for folder, out in ((original, tmp_path / "out-original"), (fixed, tmp_path / "out-fixed")):
+        out.mkdir()
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(out / "inductor"))
+        run = subprocess.run([sys.executable, "-c", RUN_DELTA_SAMPLE, str(folder), str(out)],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
+        results.append(json.loads((out / "result.json").read_text()))
+    before, after = results
+    assert Path(after["source"]).is_relative_to(fixed)
+    assert before["graphs"] == {"model": 2, "step": 2}, before["graphs"]
+    assert after["graphs"] == {"model": 1, "step": 1}, after["graphs"]
+    assert after["records"] == before["records"] and len(before["records"]) == 10
+    assert after["stdout"] == before["stdout"]
+    y0 = torch.load(tmp_path / "out-original" / "samples.pt")
+    y1 = torch.load(tmp_path / "out-fixed" / "samples.pt")
+    assert len(y0) == len(y1) == 10
+    assert all(torch.equal(a, b) for a, b in zip(y0, y1))

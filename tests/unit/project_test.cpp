@@ -152,7 +152,7 @@ TEST(Checkouts, PhiBHasNoSites) {
 TEST(Checkouts, AllAtOnceInAnyOrderMatchesTheSeparateRuns) {
     Sites separate;
     for (const char* f : {"alpha", "delta", "phi-a", "phi-b"}) separate.merge(run_checkouts({f}));
-    ASSERT_EQ(count(separate, "fixed"), 7u);
+    ASSERT_EQ(count(separate, "fixed"), 8u);
     std::vector<std::string> order = {"alpha", "delta", "phi-a", "phi-b"};
     do {
         EXPECT_EQ(run_checkouts(order), separate) << order[0] << " " << order[1] << " " << order[2] << " " << order[3];
@@ -838,12 +838,16 @@ TEST(ImportedLoggers, LoggingCallOnAnImportedLoggerIsFixedAndAnUnknownOneRefused
     EXPECT_TRUE(local.at(1).sites.empty());
 }
 
-// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py.
-TEST(Checkouts, DeltaLoggerImportedFromLogUtilsIsFixed) {
+// tests/checkouts/README.md, delta: the logger of DeltaModel.forward is imported from log_utils.py;
+// DeltaScheduler.step is compiled by sample.py (`torch.compile(scheduler.step)`), its class reached
+// through the package's lazy `__getattr__`, and its `timestep: int` is a tensor by the caller's argument.
+TEST(Checkouts, DeltaLoggerAndCompiledSchedulerStepAreFixed) {
     const Sites sites = run_checkouts({"delta"});
     EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/modeling_delta.py").string()),
               std::vector<std::string>{"14:9 GM101 fixed"});
-    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 1u);
+    EXPECT_EQ(sites.at(fs::weakly_canonical(kCheckouts / "delta/delta/scheduling_delta.py").string()),
+              std::vector<std::string>{"16:22 GM201 fixed"});
+    EXPECT_EQ(count(sites, "fixed") + count(sites, "refused"), 2u);
 }
 
 // --- bases that do not resolve (issue 28) ----------------------------------------------------------
@@ -973,4 +977,208 @@ TEST(UnresolvedBases, NotesReachTheOutcomeAndTheReports) {
     ASSERT_EQ(json["files"][0]["notes"].size(), 1u);
     EXPECT_EQ(json["files"][0]["notes"][0]["line"], 4);
     EXPECT_EQ(json["files"][0]["notes"][0]["message"], out[0].notes[0].message);
+}
+
+// --- scope from the user's code (issue 31): a script compiles what a sibling package defines -----
+
+namespace {
+
+// The project of a TempTree's files (their paths exist, so packages are found), given in `order`.
+analysis::Project project_in(const TempTree& tree, const std::vector<std::pair<std::string, std::string>>& files,
+                             bool pruned = false) {
+    std::vector<std::pair<std::string, std::string>> at;
+    for (const auto& [path, text] : files) {
+        tree.write(path, text);
+        at.emplace_back((tree.root / path).string(), text);
+    }
+    return project_of(at, pruned);
+}
+
+const char* kScheduler = R"(import torch
+
+
+class Scheduler:
+    def __init__(self, steps=10):
+        self.alphas = torch.linspace(0.99, 0.5, steps)
+
+    def step(self, out, t, sample):
+        return self._mix(out, sample) * self.alphas[t]
+
+    def _mix(self, out, sample):
+        return out + sample
+
+    def unused(self):
+        return 0
+
+
+class Other:
+    def step(self, x):
+        return x
+)";
+
+}  // namespace
+
+// delta's spelling: `_import_structure` read by a module `__getattr__` through `_owner`.
+TEST(UserScope, ACompiledBoundMethodThroughALazyGetattrInitIsARoot) {
+    const TempTree tree;
+    const std::string init = R"(import importlib
+
+_import_structure = {"scheduling": ["Scheduler", "Other"]}
+_owner = {name: module for module, names in _import_structure.items() for name in names}
+
+
+def __getattr__(name):
+    if name in _owner:
+        return getattr(importlib.import_module(f".{_owner[name]}", __name__), name)
+    raise AttributeError(name)
+)";
+    const std::string script = R"(import torch
+
+from pkg import Scheduler
+
+
+def main():
+    scheduler = Scheduler()
+    step = torch.compile(scheduler.step)
+    for t in range(3):
+        step(1, t, 2)
+)";
+    for (const bool pruned : {false, true}) {
+        const auto project = project_in(
+            tree, {{"run.py", script}, {"pkg/__init__.py", init}, {"pkg/scheduling.py", kScheduler}}, pruned);
+        EXPECT_EQ(scope_names(project, 2), (std::set<std::string>{"step", "_mix"})) << pruned;
+        EXPECT_TRUE(scope_names(project, 0).empty());  // main is a driver, not traced
+        ASSERT_EQ(project.drivers().size(), 1u);
+        EXPECT_EQ(project.drivers()[0].node.field("name").text(), "main");
+    }
+}
+
+// transformers' and diffusers' spelling: `_import_structure` filled in pieces, a `_LazyModule`, a
+// `from_pretrained` constructor, and the bound method compiled through an alias.
+TEST(UserScope, LazyModuleImportStructureFromPretrainedAndAnAlias) {
+    const TempTree tree;
+    const std::string init = R"(import sys
+from typing import TYPE_CHECKING
+
+from .utils import _LazyModule
+
+_import_structure = {"configuration": ["Config"]}
+try:
+    import torch
+except ImportError:
+    pass
+else:
+    _import_structure["scheduling"] = ["Other"]
+    _import_structure["scheduling"].extend(["Scheduler"])
+
+sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], _import_structure, module_spec=__spec__)
+)";
+    const std::string script = R"(import torch
+import lib
+
+scheduler = lib.Scheduler.from_pretrained("path")
+run = scheduler.step
+step = torch.compile(run, fullgraph=True)
+)";
+    const auto project = project_in(tree, {{"run.py", script}, {"lib/__init__.py", init},
+                                           {"lib/configuration.py", "class Config:\n    pass\n"},
+                                           {"lib/scheduling.py", kScheduler}, {"lib/utils.py", "_LazyModule = object\n"}});
+    EXPECT_EQ(scope_names(project, 3), (std::set<std::string>{"step", "_mix"}));
+}
+
+// What nothing compiles stays out: a class of the package never compiled, a map that no
+// `__getattr__` or `_LazyModule` reads, and a method of an nn.Module that no call reaches.
+TEST(UserScope, WhatNothingCompilesStaysOut) {
+    const TempTree tree;
+    const std::string script = R"(import torch
+
+from pkg import Scheduler, Model
+
+
+def main():
+    model = torch.compile(Model())
+    scheduler = Scheduler()
+    scheduler.step(1, 2, 3)
+)";
+    const std::string model = R"(from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+    def helper(self, x):
+        return x
+)";
+    const auto lazy = project_in(tree, {{"run.py", script},
+                                        {"pkg/__init__.py", "import importlib\n\n_import_structure = {'scheduling': "
+                                                            "['Scheduler'], 'modeling': ['Model']}\n\n\ndef "
+                                                            "__getattr__(name):\n    return _import_structure\n"},
+                                        {"pkg/scheduling.py", kScheduler}, {"pkg/modeling.py", model}});
+    EXPECT_TRUE(scope_names(lazy, 2).empty());
+    EXPECT_EQ(scope_names(lazy, 3), (std::set<std::string>{"forward"}));
+    EXPECT_TRUE(lazy.drivers().empty());
+    // No `__getattr__`: `_import_structure` is a dict like any other, and names nothing.
+    const TempTree plain_tree;
+    const std::string compiled = "import torch\nfrom pkg import Scheduler\n\ns = Scheduler()\nf = torch.compile(s.step)\n";
+    const auto plain = project_in(plain_tree, {{"run.py", compiled},
+                                               {"pkg/__init__.py", "_import_structure = {'scheduling': ['Scheduler']}\n"},
+                                               {"pkg/scheduling.py", kScheduler}});
+    EXPECT_TRUE(scope_names(plain, 2).empty());
+}
+
+// The lazy map of a package init, as the index reads it.
+TEST(UserScope, IndexReadsTheLazyExportsOfAnInit) {
+    const auto index_of = [](const std::string& text) {
+        const syntax::Tree tree = syntax::Tree::parse(text);
+        return analysis::index_module(tree.root()).lazy_exports;
+    };
+    using Map = std::map<std::string, std::string>;
+    EXPECT_EQ(index_of("_owner = {'A': 'mod_a', 'B': 'sub.mod_b'}\n\ndef __getattr__(name):\n    return _owner[name]\n"),
+              (Map{{"A", "mod_a"}, {"B", "sub.mod_b"}}));
+    EXPECT_EQ(index_of("_import_structure = {'m': ['A']}\n_import_structure['m'].append('B')\n"
+                       "_import_structure['n'] = ('C',)\nsys.modules[__name__] = _LazyModule(__name__)\n"),
+              (Map{{"A", "m"}, {"B", "m"}, {"C", "n"}}));
+    EXPECT_TRUE(index_of("_import_structure = {'m': ['A']}\n").empty());
+    EXPECT_TRUE(index_of("def __getattr__(name):\n    return {'A': f'{name}'}[name]\n").empty());
+    // The bodies of else/except clauses are module level too (diffusers' `try: ... else:`).
+    const syntax::Tree tree = syntax::Tree::parse("try:\n    import a\nexcept E:\n    import b\nelse:\n    import c\n");
+    const auto index = analysis::index_module(tree.root());
+    EXPECT_NE(index.find_import("b"), nullptr);
+    EXPECT_NE(index.find_import("c"), nullptr);
+}
+
+// A module imported under another name (`from vision.ops import boxes as box_ops`, torchvision's
+// spelling) or by `importlib.import_module(...)`: its functions are reached and compiled.
+TEST(UserScope, ModulesUnderOtherNamesAreFollowed) {
+    const TempTree tree;
+    const std::string model = R"(import importlib
+
+import torch
+from torch import nn
+
+from vision.ops import boxes as box_ops
+
+misc = importlib.import_module("vision.ops.misc")
+extra = importlib.import_module(".extra", __package__)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return box_ops.remove_small(x)
+
+
+step = torch.compile(misc.helper)
+more = torch.compile(extra.other)
+)";
+    const auto project = project_in(tree, {{"vision/__init__.py", ""}, {"vision/model.py", model},
+                                           {"vision/extra.py", "def other(x):\n    return x\n"},
+                                           {"vision/ops/__init__.py", ""},
+                                           {"vision/ops/boxes.py", "def remove_small(x):\n    return x\n\n\n"
+                                                                   "def unused(x):\n    return x\n"},
+                                           {"vision/ops/misc.py", "def helper(x):\n    return x\n"}});
+    EXPECT_EQ(scope_names(project, 1), (std::set<std::string>{"forward"}));
+    EXPECT_EQ(scope_names(project, 2), (std::set<std::string>{"other"}));
+    EXPECT_EQ(scope_names(project, 4), (std::set<std::string>{"remove_small"}));
+    EXPECT_EQ(scope_names(project, 5), (std::set<std::string>{"helper"}));
 }

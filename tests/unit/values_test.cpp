@@ -549,3 +549,48 @@ class Model(nn.Module):
         EXPECT_TRUE(a.project.in_scope(0, fns.at(name).begin())) << name;
     }
 }
+
+// An annotation is a hint, a caller's argument is evidence: `t: int` of a compiled bound method
+// is a tensor when the script that compiles it passes one (an item of a tensor attribute the
+// object's __init__ makes), and stays a number when it passes ints or nothing analysed calls it.
+TEST(Values, CallersOfACompiledBoundMethodBeatItsIntAnnotation) {
+    const std::string scheduler = R"(import torch
+
+
+class Scheduler:
+    def __init__(self):
+        self.timesteps = torch.arange(9, -1, -1)
+        self.step_size = 3
+
+    def step(self, x, t: int):
+        prev = t - self.step_size
+        if prev >= 0:  # T
+            return x
+        return x
+)";
+    const Analysed tensor(scheduler + R"(
+
+def main():
+    scheduler = Scheduler()
+    step = torch.compile(scheduler.step)
+    for t in scheduler.timesteps:
+        step(1.0, t)
+)");
+    EXPECT_TRUE(tensor.data_test("# T"));
+    const Analysed ints(scheduler + R"(
+
+def main():
+    scheduler = Scheduler.from_config({})
+    step = torch.compile(scheduler.step)
+    for t in range(10):
+        step(1.0, t)
+)");
+    EXPECT_FALSE(ints.data_test("# T"));
+    const Analysed uncalled(scheduler + R"(
+
+def main():
+    scheduler = Scheduler()
+    return torch.compile(scheduler.step)
+)");
+    EXPECT_FALSE(uncalled.data_test("# T"));
+}

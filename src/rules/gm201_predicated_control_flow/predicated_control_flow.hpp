@@ -110,6 +110,17 @@ struct Branch {
 
 /// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
 /// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
+/// `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where A runs, `I` is not
+/// negative; `I < 0` (`0 > I`, `I <= -1`): the same of B. `index` is I's text, [begin, end) the
+/// branch's bytes.
+struct IndexGuard {
+    std::string index;
+    std::uint32_t begin = 0;
+    std::uint32_t end = 0;
+};
+/// The guard a test gives one of the two branches, or nullopt.
+std::optional<IndexGuard> index_guard_of(const Node& test, const Node& if_true, const Node& if_false);
+
 struct Checker {
     const Context& ctx;
     std::map<std::string, std::string> submodules;  // self.NAME -> torch.nn class name
@@ -128,6 +139,11 @@ struct Checker {
     std::map<std::string, std::set<std::uint32_t>> changed_in_place{};
     std::string clone_target{};                  // while `NAME = VALUE` in a branch is checked
     std::set<std::uint32_t> pending_clones{};    // its arguments passed as a clone
+    /// A test that shows an index not negative on one branch (IndexGuard), and the subscripts
+    /// `X[I]` of that branch a select evaluates on both paths with `I.clamp(min=0)` instead of
+    /// `I` (the same value wherever the original evaluates it), by their start.
+    std::optional<IndexGuard> index_guard{};
+    std::vector<Node> clamped{};
 
     [[nodiscard]] static bool is_state(const Statement& s) {
         return s.kind == Statement::Rebind || s.kind == Statement::SetAttr || s.kind == Statement::Cache;
@@ -151,6 +167,15 @@ struct Checker {
     // nonzero literal, an index op or a subscript with a tensor index, nn.Embedding) whose
     // deciding operand is a tensor. `file` holds `n`.
     std::string value_raise(const Node& n, std::size_t file);
+    // True (and `n` joins `clamped`) when `n`, a subscript `X[I]` inside the guarded branch of
+    // index_guard, may run on both paths as `_graphmend_index(X, I)` (the runtime clamps an
+    // integer I at 0): X and I are names or attribute chains (`selectable` reads them again).
+    bool clamp_index(const Node& n, const Node& index, std::size_t file);
+    // The text of `part` with its `clamped` subscripts as `_graphmend_index(X, I)`.
+    [[nodiscard]] std::string clamped_text(const Node& part) const;
+    // `, selectable=lambda: _graphmend_indexable(X, I)` for the clamped subscripts: the runtime
+    // keeps the `if` where X is empty or I no integer tensor (the other path would raise).
+    [[nodiscard]] std::string selectable_argument() const;
     // Why a project function's body is not known to be pure, or "": it binds only its own
     // names, and every call in it is pure (project functions are followed `depth` deep).
     // With `mutates`, an in-place op on a parameter (`x.masked_fill_(...)`, `x[i] = v`) that the

@@ -280,6 +280,8 @@ public:
                                     const std::vector<Node>& parts, const Scope& scope) {
         Site site = new_site(expr, parts[1].text());
         Checker checker{ctx, submodules_of(ctx, def), buffers_of(ctx, def)};
+        checker.site_def = def;
+        checker.index_guard = index_guard_of(parts[1], parts[0], parts[2]);
         if ((is_literal(parts[0]) || is_literal(parts[2])) && parts[0].text() != parts[2].text()) {
             site.reason = "a branch is a Python constant: a select cannot choose it without making it a tensor";
             return site;
@@ -320,9 +322,10 @@ public:
         const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, {{parts[0]}, {parts[2]}}, {});
         const std::string only = only_argument(one_sided);
         const std::string replacement =
-            fmt::format("{}({}, lambda: {}, lambda: {}, grad_safe={}{}{})", runtime::name::if_, predicate(parts[1]),
-                        parts[0].text(), parts[2].text(), checker.grad_unsafe ? "False" : "True",
-                        checker.costly() ? ", costly=True" : "", only);
+            fmt::format("{}({}, lambda: {}, lambda: {}, grad_safe={}{}{}{})", runtime::name::if_, predicate(parts[1]),
+                        checker.clamped_text(parts[0]), checker.clamped_text(parts[2]),
+                        checker.grad_unsafe ? "False" : "True", checker.costly() ? ", costly=True" : "", only,
+                        checker.selectable_argument());
         site.fix = Fix{{{expr.begin(), expr.end(), replacement}}, Applicability::Safe, {runtime::stem::predicated_control_flow}};
         site.detail = "selected with torch.where";
         const bool shown = layouts_shown_equal(ctx, parts[0], parts[2]);
@@ -332,6 +335,16 @@ public:
         }
         site.fix->condition = select_condition(checker.grad_unsafe, one_sided,
                                                shown ? "" : "both branch values of one shape, dtype and device");
+        if (!checker.clamped.empty()) {
+            site.detail += fmt::format("; `{}` indexes with `{}` clamped at 0, equal to it wherever the test picks "
+                                       "that branch, so the other path reads an element that exists",
+                                       one_line(checker.clamped.front().text(), Blanks::Fold, 40),
+                                       checker.index_guard->index);
+            const std::string nonempty = fmt::format("`{}` not empty and `{}` an integer tensor",
+                                                     checker.clamped.front().field("value").text(),
+                                                     checker.index_guard->index);
+            site.fix->condition = site.fix->condition.empty() ? nonempty : site.fix->condition + "; " + nonempty;
+        }
         return site;
     }
 };
