@@ -167,6 +167,26 @@ std::string Checker::selectable_argument() const {
 
 std::string Checker::value_raise(const Node& n, std::size_t file) {
     const auto tensor = [&](const Node& e) { return e && ctx.values.eval(file, e).tensor(); };
+    const auto may_be_tensor = [&](const Node& e) {
+        if (!e) return false;
+        const analysis::Value v = ctx.values.eval(file, e);
+        return v.kinds == 0 || v.tensor() || (v.kinds & analysis::kUnknown) != 0;
+    };
+    // An index that reads no value a test could make out of range: `...`, a literal, `None`, a
+    // `slice(...)`, the variable of a loop around it over `range(...)` (a Python int).
+    const auto fixed_index = [](const Node& i) {
+        if (i.is("ellipsis") || i.is("integer") || i.is("none") || i.is("slice")) return true;
+        if (i.is("unary_operator")) return i.field("argument").is("integer");
+        if (i.is("identifier")) {
+            for (Node p = i.parent(); p && !p.is("function_definition"); p = p.parent()) {
+                if (p.is("for_statement") && p.field("left").text() == i.text() && p.field("right").is("call") &&
+                    p.field("right").field("function").text() == "range") {
+                    return true;
+                }
+            }
+        }
+        return i.is("call") && i.field("function").text() == "slice";
+    };
     const auto why = [](const Node& site, const Node& operand, const knowledge::ValueRaisingOp& op) {
         return fmt::format("a select would also run `{}` on the path the test does not take, and it raises for "
                            "some values of `{}` ({}); the original runs it only on its own path",
@@ -184,7 +204,15 @@ std::string Checker::value_raise(const Node& n, std::size_t file) {
     if (n.is("subscript")) {
         for (Node index = n.field("subscript"); index; index = index.next_named_sibling()) {
             if (index.is("comment") || boolean_index(index)) continue;  // a shape, not a value, breaks there
-            if (!index.is("slice") && tensor(index) && tensor(n.field("value")) && !clamp_index(n, index, file)) {
+            // The guarded index is clamped even where the analysis does not show it a tensor (a
+            // library's `timestep: int` that the user's script passes a 0-d tensor): the test
+            // `I >= 0` reads tensor data (a site), so I is one; the runtime indexes as written for
+            // anything else, and keeps the `if` where X is no tensor (selectable).
+            if (!index.is("slice") && clamp_index(n, index, file)) continue;
+            // An index the analysis cannot tell (no value seen: a library's attribute set outside
+            // __init__, an unannotated parameter) may be a tensor as well: `X[I + 1]` reads past
+            // the end on the path the test does not take (DDPM's previous_timestep).
+            if (!fixed_index(index) && may_be_tensor(index) && may_be_tensor(n.field("value"))) {
                 static constexpr knowledge::ValueRaisingOp kIndexing{
                     "[]", knowledge::RaisingOperand::Index, 1, "", "", "IndexError: index out of bounds",
                     knowledge::kOperator};
