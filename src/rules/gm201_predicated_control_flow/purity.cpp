@@ -2,6 +2,9 @@
 // (see predicated_control_flow.hpp). What is known of torch's ops, modules and Python's builtins
 // (pure, random, stateless, with an unsafe gradient, raising for values) is the knowledge
 // layer's (src/knowledge/tensor_ops.cpp, modules.cpp, python.cpp, value_raising.cpp).
+// Over 500 lines: the guarded index (index_guard_of, clamp_index, clamped_text,
+// selectable_argument) and the clones of fresh locals joined this file in issue 31; they are to
+// move into files of their own.
 #include <algorithm>
 
 #include "predicated_control_flow.hpp"
