@@ -101,7 +101,9 @@ Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
             std::find(f.summary->params.begin(), f.summary->params.end(), name) != f.summary->params.end()) {
             return {};  // not filled by a call yet (solving_)
         }
-        if (f.locals->contains(name)) return Value::of(kUnknown);
+        // A local no binding has given a value yet (its function not analysed yet, or its
+        // producer not valued yet) is no value while solving, as a parameter not filled.
+        if (f.locals->contains(name)) return solving_ ? Value{} : Value::of(kUnknown);
         if (!dotted_torch(f.file, e).empty() || project_.files()[f.file].index.find_import(name)) {
             return Value::of(kOther);
         }
