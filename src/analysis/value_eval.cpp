@@ -273,6 +273,14 @@ bool Values::dynamo_data_test(std::size_t file, const Node& test) const {
     return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
 }
 
+bool Values::dynamo_data_read(std::size_t file, const Node& expr) const {
+    const std::vector<std::uint32_t>& lines = project_.files()[file].data_reads;
+    if (lines.empty()) return false;
+    const std::uint32_t first = expr.position().line;
+    const std::uint32_t last = expr.source().position(expr.end() > expr.begin() ? expr.end() - 1 : expr.end()).line;
+    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+}
+
 std::string Values::unsettled_callable(std::size_t file, const Node& test) const {
     Node fn = analysis::enclosing_function(test);
     while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);
