@@ -160,6 +160,10 @@ struct SourceFile {
     /// run (`graphmend verify`, --data-test): a test there reads tensor data, whatever the
     /// values analysis could tell (Values::data_test).
     std::vector<std::uint32_t> data_tests{};
+    /// Lines (1-based) where Dynamo reported reading a tensor's value into Python (GB0124
+    /// `.item()` / `int()` / `float()`, GB0109 `.tolist()`) in the original run (`graphmend
+    /// verify`, --data-read): such a read there reads a tensor (Values::dynamo_data_read).
+    std::vector<std::uint32_t> data_reads{};
 };
 
 /// The source of a file: its tree's text, its held `text`, or its file read again from disk

@@ -24,6 +24,9 @@ struct FileSettings {
     /// Lines (1-based) where Dynamo reported a data-dependent branch (--data-test: verify passes
     /// the GB0170 breaks of the original run): a test there reads tensor data.
     std::vector<std::uint32_t> data_tests;
+    /// Lines (1-based) where Dynamo reported reading a tensor's value into Python (--data-read:
+    /// verify passes the GB0124 and GB0109 breaks of the original run).
+    std::vector<std::uint32_t> data_reads;
 };
 
 }  // namespace graphmend

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -106,6 +107,22 @@ bool dynamic_shape_op(std::string_view name);
 /// on the data, or of its Python wrapper: `torch.ops.torchvision.nms` (torchvision::nms),
 /// `torchvision.ops.nms`, `torchvision.ops.batched_nms` (GB0036, torch 2.12.1).
 bool dynamic_shape_call(std::string_view dotted);
+
+/// A call Dynamo does not trace: it runs between two graphs (GB0007, "Attempted to call
+/// function marked as skipped"). `name`: the function (CFunction) or the top-level module
+/// (SkippedModule).
+struct UntraceableCall {
+    enum class Kind { CFunction, SkippedModule };
+    Kind kind;
+    std::string name;
+};
+
+/// What Dynamo does with a call, by the dotted name it resolves to (Project::external_name):
+/// a function implemented in C it cannot trace into (`bisect.bisect`, `scipy.integrate.quad`;
+/// measured, torch 2.12.1), or any function of a module in its third-party skip list
+/// (`tqdm.tqdm`, `pandas.*`, `sklearn.*`; trace_rules.py THIRDPARTY_SKIPLIST at torch 2.12.1,
+/// numpy left out: Dynamo traces it through torch._numpy). nullopt for any other call.
+std::optional<UntraceableCall> untraceable_call(std::string_view dotted);
 
 /// Calls whose arguments are sizes or shapes, by their last name (GM401's report of what a
 /// value read into Python feeds).

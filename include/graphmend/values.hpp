@@ -99,6 +99,9 @@ public:
     /// True when Dynamo reported a data-dependent branch (GB0170) on a line of `test` in the
     /// original run (SourceFile::data_tests, passed by `graphmend verify`): data_test holds there.
     [[nodiscard]] bool dynamo_data_test(std::size_t file, const syntax::Node& test) const;
+    /// True when Dynamo reported reading a tensor's value into Python (GB0124, GB0109) on a line
+    /// of `expr` in the original run (SourceFile::data_reads, passed by `graphmend verify`).
+    [[nodiscard]] bool dynamo_data_read(std::size_t file, const syntax::Node& expr) const;
 
     /// Why the truth value of `test` cannot be told, "" when it can: the test calls a parameter
     /// of its function (`if check(x):`), or reads a name the function assigns from such a call
@@ -163,6 +166,11 @@ private:
     /// function it calls; inserts into `changed` the file of each callee whose parameters changed.
     void pass_arguments(const Summary& caller, std::set<std::size_t>& changed);
     [[nodiscard]] Value eval_in(const Frame& f, const syntax::Node& e, int depth = 0) const;
+    /// The value of each element a `for` over `iterable` binds: a number for `range(...)`, a
+    /// tensor for a tensor (its rows), the element of each argument for `zip(...)`, an index
+    /// and the element for `enumerate(...)`, the element for `reversed` / `sorted` / `list` /
+    /// `tuple`, the body's value for a comprehension, the join of a tuple's items.
+    [[nodiscard]] Value element_value(const Frame& f, const syntax::Node& iterable, int depth = 0) const;
     [[nodiscard]] Value eval_name(const Frame& f, const syntax::Node& e, int depth) const;  // an identifier
     [[nodiscard]] Value eval_rest(const Frame& f, const syntax::Node& e, int depth) const;  // the other forms
     [[nodiscard]] Value call_value(const Frame& f, const syntax::Node& call, int depth) const;

@@ -58,6 +58,8 @@ int run_verify(const Options& opt);
 struct Evidence {
     std::vector<std::string> roots;
     std::vector<std::string> data_tests;
+    /// The lines where it read a tensor's value into Python (GB0124, GB0109; `fix --data-read`).
+    std::vector<std::string> data_reads;
 };
 
 /// `graphmend fix --verify PATH -- COMMAND`: verifies every fix of PATH as run_verify does, then

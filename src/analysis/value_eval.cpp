@@ -101,7 +101,9 @@ Value Values::eval_name(const Frame& f, const Node& e, int depth) const {
             std::find(f.summary->params.begin(), f.summary->params.end(), name) != f.summary->params.end()) {
             return {};  // not filled by a call yet (solving_)
         }
-        if (f.locals->contains(name)) return Value::of(kUnknown);
+        // A local no binding has given a value yet (its function not analysed yet, or its
+        // producer not valued yet) is no value while solving, as a parameter not filled.
+        if (f.locals->contains(name)) return solving_ ? Value{} : Value::of(kUnknown);
         if (!dotted_torch(f.file, e).empty() || project_.files()[f.file].index.find_import(name)) {
             return Value::of(kOther);
         }
@@ -268,6 +270,14 @@ bool Values::dynamo_data_test(std::size_t file, const Node& test) const {
     if (lines.empty()) return false;
     const std::uint32_t first = test.position().line;
     const std::uint32_t last = test.source().position(test.end() > test.begin() ? test.end() - 1 : test.end()).line;
+    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+}
+
+bool Values::dynamo_data_read(std::size_t file, const Node& expr) const {
+    const std::vector<std::uint32_t>& lines = project_.files()[file].data_reads;
+    if (lines.empty()) return false;
+    const std::uint32_t first = expr.position().line;
+    const std::uint32_t last = expr.source().position(expr.end() > expr.begin() ? expr.end() - 1 : expr.end()).line;
     return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
 }
 

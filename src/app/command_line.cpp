@@ -54,6 +54,8 @@ void add_verify_flags(CLI::App* cmd, verify::Options& v);
 // so that a library whose compile call lies outside PATH (the user's script) is analysed.
 // --data-test PATH:LINE: Dynamo reported a data-dependent branch there (GB0170), so a test on
 // that line reads tensor data where the values analysis cannot tell (an unannotated parameter).
+// --data-read PATH:LINE: Dynamo reported reading a tensor's value into Python there (`.item()`,
+// `int()`, `.tolist()`: GB0124, GB0109), so such a call on that line reads a tensor.
 void add_scope_root(CLI::App* cmd, Options& opt) {
     cmd->add_option("--scope-root", opt.scope_roots,
                     "PATH:LINE: the function holding this line runs under torch.compile (verify passes the "
@@ -62,6 +64,10 @@ void add_scope_root(CLI::App* cmd, Options& opt) {
     cmd->add_option("--data-test", opt.data_tests,
                     "PATH:LINE: a test on this line reads tensor data (verify passes Dynamo's data-dependent "
                     "branches, GB0170)")
+        ->group("");
+    cmd->add_option("--data-read", opt.data_reads,
+                    "PATH:LINE: a scalar read on this line (.item(), int(), .tolist()) reads a tensor (verify "
+                    "passes Dynamo's GB0124 and GB0109 breaks)")
         ->group("");
 }
 

@@ -83,14 +83,15 @@ std::vector<std::pair<std::uint32_t, std::string>> lines_named(const std::vector
 
 // `settings` with the sites --hold-site names in file `path` (PATH:LINE:CODE; fix --verify
 // reverted them) held back, the lines --scope-root names (PATH:LINE; verify passes the frames
-// Dynamo traced) as entry points of the compiled scope, and the lines --data-test names as
-// Dynamo's data-dependent branches. Null settings select every rule.
+// Dynamo traced) as entry points of the compiled scope, and the lines --data-test and
+// --data-read name as Dynamo's data-dependent branches and scalar reads. Null settings select every rule.
 std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const std::string& path,
                                                     std::shared_ptr<const FileSettings> settings) {
     auto held = lines_named(opt.held_sites, path, true);
     const auto roots = lines_named(opt.scope_roots, path, false);
     const auto tests = lines_named(opt.data_tests, path, false);
-    if (held.empty() && roots.empty() && tests.empty()) return settings;
+    const auto reads = lines_named(opt.data_reads, path, false);
+    if (held.empty() && roots.empty() && tests.empty() && reads.empty()) return settings;
     auto out = std::make_shared<FileSettings>();
     if (settings) {
         *out = *settings;
@@ -103,6 +104,7 @@ std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const st
     }
     for (const auto& root : roots) out->scope_roots.push_back(root.first);
     for (const auto& test : tests) out->data_tests.push_back(test.first);
+    for (const auto& read : reads) out->data_reads.push_back(read.first);
     return out;
 }
 

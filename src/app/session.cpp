@@ -186,6 +186,7 @@ int run_verify_command(const Invocation& invocation, std::istream& in) {
         opt.held_sites.insert(opt.held_sites.end(), held.begin(), held.end());
         opt.scope_roots.insert(opt.scope_roots.end(), evidence.roots.begin(), evidence.roots.end());
         opt.data_tests.insert(opt.data_tests.end(), evidence.data_tests.begin(), evidence.data_tests.end());
+        opt.data_reads.insert(opt.data_reads.end(), evidence.data_reads.begin(), evidence.data_reads.end());
         return run_session(opt, true, in);
     });
 }

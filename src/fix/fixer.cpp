@@ -269,6 +269,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         if (inputs[i].settings) {
             files.back().scope_roots = inputs[i].settings->scope_roots;
             files.back().data_tests = inputs[i].settings->data_tests;
+            files.back().data_reads = inputs[i].settings->data_reads;
         }
     }
     parsed.clear();

@@ -50,5 +50,6 @@ void add_module_tables(std::vector<Table>& out);
 void add_logger_tables(std::vector<Table>& out);
 void add_python_tables(std::vector<Table>& out);
 void add_value_raising_tables(std::vector<Table>& out);
+void add_untraceable_tables(std::vector<Table>& out);
 
 }  // namespace graphmend::knowledge::detail

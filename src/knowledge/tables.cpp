@@ -12,6 +12,7 @@ const std::vector<Table>& tables() {
         detail::add_logger_tables(out);
         detail::add_python_tables(out);
         detail::add_value_raising_tables(out);
+        detail::add_untraceable_tables(out);
         return out;
     }();
     return all;

@@ -242,7 +242,7 @@ def _graphmend_runtime():
     def print_(fid, args, kwargs, cond=None):
         if is_compiling() and defer(("print", fid, None), args, kwargs, cond):
             return
-        print(*[materialize(a) for a in args], **kwargs)
+        print(*[materialize(a) for a in args], **kwargs)  # graphmend: condition-unmet
 
     # Eagerly, the message is delivered at once exactly as the replay would deliver it:
     # records and warnings carry the call's static file, line (Python 3.11+ attributes a
@@ -253,13 +253,13 @@ def _graphmend_runtime():
         if is_compiling() and defer(("log", fid, where), args, kwargs, cond):
             return
         g, filename = modules[fid]
-        log_replay(g, filename, where, [materialize(a) for a in args], kwargs)
+        log_replay(g, filename, where, [materialize(a) for a in args], kwargs)  # graphmend: condition-unmet
 
     def warn(fid, lineno, args, kwargs, cond=None):
         if is_compiling() and defer(("warn", fid, lineno), args, kwargs, cond):
             return
         g, filename = modules[fid]
-        warn_replay(g, filename, lineno, [materialize(a) for a in args], kwargs)
+        warn_replay(g, filename, lineno, [materialize(a) for a in args], kwargs)  # graphmend: condition-unmet
 
     # A call under a data-dependent `if` (rewritten to _graphmend_when): eagerly, or with a
     # test that is not a one-element traced tensor, the test decides at once, as the `if`
@@ -286,7 +286,7 @@ def _graphmend_runtime():
                 return
         elif defer(("warn", fid, args[0]), args[1:], kwargs, cond):
             return
-        if pred:
+        if pred:  # graphmend: condition-unmet
             call_site(fid, kind, args, kwargs)
 
     def call_site(fid, kind, args, kwargs):
@@ -310,7 +310,7 @@ def _graphmend_runtime():
             cond = pred if pred.dtype == torch.bool else pred != 0
             if defer(("raise", fid, (exc_type, from_none)), args, kwargs, cond):
                 return
-        if pred:
+        if pred:  # graphmend: condition-unmet
             args, kwargs = thunk()
             exc = exc_type(*[materialize(a) for a in args], **kwargs)
             if from_none:

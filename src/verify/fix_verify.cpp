@@ -175,6 +175,7 @@ int run_fix_verify(const Options& opt,
     Evidence evidence;
     for (const std::string& r : pair.evidence.roots) evidence.roots.push_back((target->root / r).string());
     for (const std::string& t : pair.evidence.data_tests) evidence.data_tests.push_back((target->root / t).string());
+    for (const std::string& r : pair.evidence.data_reads) evidence.data_reads.push_back((target->root / r).string());
     return apply(held, evidence);
 }
 

@@ -207,9 +207,16 @@ std::map<BreakKey, Seen> breaks_of(const Run& run, const std::vector<fs::path>& 
         Seen& seen = out[key];
         if (!via.empty()) seen.via.insert(via);
         seen.count += b.value("count", 1);
-        if (!via.empty() && condition_lines(file, b["line"].is_number_integer() ? b["line"].get<int>() : 0)) {
-            seen.by_condition += b.value("count", 1);
+        // Dynamo's site, or a frame on the way there (a deferred message's fallback breaks inside
+        // logging or print), on a marked line of graphmend's runtime.
+        bool by_condition = !via.empty() && condition_lines(file, b["line"].is_number_integer() ? b["line"].get<int>() : 0);
+        for (const json& frame : b.value("stack", json::array())) {
+            if (by_condition || via.empty()) break;
+            if (frame.size() == 2 && frame[0].is_string() && frame[1].is_number_integer()) {
+                by_condition = condition_lines(frame[0].get<std::string>(), frame[1].get<int>());
+            }
         }
+        if (by_condition) seen.by_condition += b.value("count", 1);
         if (b["gb"].is_string()) seen.gbs.insert(b["gb"].get<std::string>());
         seen.kinds.insert(text_of(b, "kind"));
         seen.reasons.insert(text_of(b, "reason"));

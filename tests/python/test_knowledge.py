@@ -22,8 +22,12 @@ from conftest import REPO
 TOOL = REPO / "build" / "graphmend_knowledge"
 
 # Packages a table names that the test environment does not install: their dotted names are
-# checked only for their package (accelerate's and diffusers' get_logger, src/knowledge/loggers.cpp).
-NOT_INSTALLED = {"accelerate", "diffusers"}
+# checked only for their package (accelerate's and diffusers' get_logger, src/knowledge/loggers.cpp;
+# scipy's quad and the modules of Dynamo's third-party skip list, src/knowledge/untraceable.cpp,
+# which test_skipped_modules_are_dynamos_skip_list checks against torch instead).
+NOT_INSTALLED = {"accelerate", "diffusers", "scipy", "fx2trt_oss", "hypothesis", "networkx", "onnx", "onnx_tf",
+                 "onnxruntime", "pandas", "sklearn", "tabulate", "tensorflow", "tensorrt", "torch2trt", "tree",
+                 "tvm", "xarray"}
 
 
 def tables():
@@ -154,3 +158,12 @@ def test_the_tables_have_names_and_sources():
     assert len(names) == len(set(names))
     assert all(t["source"] for t in tables())
     assert {"size_arguments", "dynamic_shape_ops", "value_raising_ops", "logger_methods"} <= set(names)
+
+
+def test_skipped_modules_are_dynamos_skip_list():
+    """GM402's modules are THIRDPARTY_SKIPLIST of the torch installed, less numpy (traced
+    through torch._numpy)."""
+    from torch._dynamo import trace_rules
+
+    listed = {t["name"]: [e["name"] for e in t["entries"]] for t in tables()}
+    assert set(listed["skipped_modules"]) == set(trace_rules.THIRDPARTY_SKIPLIST) - {"numpy"}

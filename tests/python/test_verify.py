@@ -665,6 +665,64 @@ LIBRARY = {
 }
 
 
+# A library function whose parameters no analysed caller shows: a message made of them, and
+# scalar reads of them (torchdiffeq's interp and rk_common at 0.2.5).
+ODE_LIBRARY = {
+    "lib/__init__.py": "",
+    "lib/ode.py": '''
+        import bisect
+
+
+        def check_range(t0, t, t1):
+            assert (t0 <= t) & (t <= t1), "t={} not in [{}, {}]".format(t, t0, t1)
+
+
+        def locate(grid, t):
+            check_range(grid[0], t, grid[-1])
+            return min(bisect.bisect(grid.tolist(), t.item()), len(grid) - 1)
+
+
+        def interp(grid, values, t):
+            return values[locate(grid, t)] * t
+        ''',
+    "run.py": '''
+        import sys
+
+        import torch
+
+        from lib.ode import interp
+
+        grid = torch.linspace(0, 1, 5)
+        values = torch.arange(15.0).reshape(5, 3)
+        step = torch.compile(interp)
+        for t in (0.3, 0.7):
+            t = torch.tensor(t, requires_grad=sys.argv[1] == "grad")
+            print(step(grid, values, t).detach().sum().item())
+        ''',
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grad", ["nograd", "grad"])
+def test_unknown_message_values_and_scalar_reads_are_reported(tmp_path, grad):
+    """The assert's message is made of parameters the analysis cannot tell: the fix states
+    "no message tensor requiring grad", and where `t` requires grad the runtime keeps the assert:
+    `condition-unmet`, not `fixed-but-left`. `grid.tolist()` and `t.item()` read parameters the
+    analysis cannot tell either: Dynamo's scalar reads there (GB0109, GB0124: --data-read) are
+    the evidence, and they are reported (refused), not left out."""
+    root = write(tmp_path, ODE_LIBRARY)
+    proc = graphmend("verify", "lib", "--output-format", "json", "--", PY, "run.py", grad, cwd=root)
+    r = report_of(proc)
+    check = break_at(r, "ode.py", line_of(root / "lib/ode.py", "assert (t0"))
+    assert check["site"]["code"] == "GM301", check
+    assert check["site"]["condition"] == "no message tensor requiring grad", check
+    assert check["status"] == ("condition-unmet" if grad == "grad" else "removed"), check
+    reads = break_at(r, "ode.py", line_of(root / "lib/ode.py", "bisect.bisect"))
+    assert reads["status"] == "refused" and reads["site"]["reason"], reads
+    assert r["totals"]["fixed-but-left"] == 0 and r["totals"]["unreported"] == 0, r["totals"]
+    assert r["verdict"] == "ok" and proc.returncode == 0, proc.stderr
+
+
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     root = write(tmp_path_factory.mktemp("library"), LIBRARY)

@@ -320,8 +320,15 @@ private:
         if (!local.empty() && kind != "tolist" && read_only_by_one_test(ctx, def, local)) return;
         const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
                                                                      : fmt::format("{}({})", kind, tensor.text());
-        std::string reason = fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
-                                         kind == "item" || kind == "tolist" ? "." + kind + "()" : kind + "()");
+        // Dynamo at torch 2.12.1 (variables/tensor.py, method_tolist): `.tolist()` of an integer
+        // tensor reads each element as `.item()` does (GB0124); of any other dtype it breaks
+        // whatever the settings (GB0109).
+        std::string reason =
+            kind == "tolist"
+                ? std::string("`.tolist()` reads tensor values into Python (an integer tensor: GB0124, unless "
+                              "capture_scalar_outputs; any other dtype: GB0109)")
+                : fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
+                              kind == "item" ? "." + kind + "()" : kind + "()");
         if (!local.empty()) {
             const auto uses = feeds(def, local);
             if (!uses.empty()) {

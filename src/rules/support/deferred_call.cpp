@@ -183,6 +183,43 @@ std::string refusal(const Call& c, const Node& call, const Arguments& args) {
     return "not a deferrable call";
 }
 
+// The name an expression starts from: `a` of `a.b[c].d(e)`; empty for a literal.
+Node root_name(Node e) {
+    while (true) {
+        if (e.is("attribute")) {
+            e = e.field("object");
+        } else if (e.is("subscript")) {
+            e = e.field("value");
+        } else if (e.is("call")) {
+            e = e.field("function");
+        } else if (e.is("parenthesized_expression") && e.named_children().size() == 1) {
+            e = e.named_children()[0];
+        } else {
+            return e.is("identifier") ? e : Node{};
+        }
+    }
+}
+
+// True when a message value may be a tensor: the analysis shows one, or it cannot tell the
+// value (no producer seen, or an unknown one) and the value starts from a name of the function
+// (a parameter, a local, `self`): a library function's argument may be the caller's tensor
+// requiring grad. A module-level or builtin name (`FutureWarning`, a constant) is no tensor
+// the call's frame made.
+bool may_hold_tensor(const Context& ctx, const Node& v) {
+    const analysis::Value value = ctx.values.eval(ctx.file, v);
+    if (value.tensor()) return true;
+    if (value.kinds != 0 && (value.kinds & analysis::kUnknown) == 0) return false;
+    // Metadata, whatever holds it: `x.shape[0]`, `x.dtype`, `x.size(1)`, `x.dim()`.
+    static const std::set<std::string, std::less<>> metadata{"shape", "ndim", "dtype", "device", "size",
+                                                             "dim", "numel", "__name__", "__class__"};
+    for (Node e = v; e.is("attribute") || e.is("subscript") || e.is("call");) {
+        if (e.is("attribute") && metadata.contains(e.field("attribute").text())) return false;
+        e = e.is("attribute") ? e.field("object") : e.is("subscript") ? e.field("value") : e.field("function");
+    }
+    const Node root = root_name(v);
+    return root && visible_locals(v).contains(std::string(root.text()));
+}
+
 }  // namespace
 
 std::vector<Node> message_arguments(const Node& call) {
@@ -200,7 +237,7 @@ std::string message_condition(const Context& ctx, const std::vector<Node>& argum
     std::vector<Node> values;
     for (const Node& a : arguments) message_values(a, values);
     for (const Node& v : values) {
-        if (ctx.values.eval(ctx.file, v).tensor()) return "no message tensor requiring grad";
+        if (may_hold_tensor(ctx, v)) return "no message tensor requiring grad";
     }
     return "";
 }

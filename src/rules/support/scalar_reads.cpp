@@ -40,7 +40,11 @@ std::optional<ScalarRead> scalar_read(const Context& ctx, const Node& call) {
     } else {
         return std::nullopt;
     }
-    if (!ctx.values.eval(ctx.file, read.tensor).tensor()) return std::nullopt;
+    // A value the analysis cannot tell (a library function's parameter) is a tensor where
+    // Dynamo read a tensor's value on this line in the original run (verify's --data-read).
+    const analysis::Value v = ctx.values.eval(ctx.file, read.tensor);
+    const bool unknown = v.kinds == 0 || (v.kinds & analysis::kUnknown) != 0;
+    if (!v.tensor() && !(unknown && ctx.values.dynamo_data_read(ctx.file, call))) return std::nullopt;
     return read;
 }
 
