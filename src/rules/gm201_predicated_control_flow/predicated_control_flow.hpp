@@ -8,6 +8,7 @@
 //   none_paths.cpp a live name None on a path the `if` leaves, and set by a branch
 //   branches.cpp   a branch's statements as the Statements a lambda evaluates (Checker::convert)
 //   purity.cpp     which calls and expressions a branch may evaluate when not taken
+//   guarded_index.cpp  `X[I] if I >= 0 else B`: the index clamped on the other path
 //   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
 //   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
 //   loop_skip.cpp  `if TEST: continue` in a loop over a static range: an active mask
@@ -110,7 +111,7 @@ struct Branch {
 
 /// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
 /// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
-/// `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where A runs, `I` is not
+/// (guarded_index.cpp) `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where A runs, `I` is not
 /// negative; `I < 0` (`0 > I`, `I <= -1`): the same of B. `index` is I's text, [begin, end) the
 /// branch's bytes.
 struct IndexGuard {
@@ -170,6 +171,7 @@ struct Checker {
     // True (and `n` joins `clamped`) when `n`, a subscript `X[I]` inside the guarded branch of
     // index_guard, may run on both paths as `_graphmend_index(X, I)` (the runtime clamps an
     // integer I at 0): X and I are names or attribute chains (`selectable` reads them again).
+    // (guarded_index.cpp, with clamped_text and selectable_argument.)
     bool clamp_index(const Node& n, const Node& index, std::size_t file);
     // The text of `part` with its `clamped` subscripts as `_graphmend_index(X, I)`.
     [[nodiscard]] std::string clamped_text(const Node& part) const;
