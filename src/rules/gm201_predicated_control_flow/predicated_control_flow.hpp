@@ -111,9 +111,9 @@ struct Branch {
 
 /// Why a branch cannot run when not taken, and what running it costs: a Checker turns the
 /// blocks of one site into Branches (branches.cpp) and judges their purity (purity.cpp).
-/// (guarded_index.cpp) `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where A runs, `I` is not
-/// negative; `I < 0` (`0 > I`, `I <= -1`): the same of B. `index` is I's text, [begin, end) the
-/// branch's bytes.
+/// (guarded_index.cpp) `I >= 0` (`0 <= I`, `I > -1`) as the test of `A if TEST else B`: where
+/// A runs, `I` is not negative; `I < 0` (`0 > I`, `I <= -1`): the same of B. `index` is I's
+/// text, [begin, end) the branch's bytes.
 struct IndexGuard {
     std::string index;
     std::uint32_t begin = 0;
