@@ -152,17 +152,13 @@ struct SourceFile {
     /// mentions of a name tests (mentions) before it parses a file. Empty: computed by
     /// Project's constructor.
     std::vector<std::uint32_t> words{};
-    /// Lines (1-based) whose innermost enclosing `def` runs under torch.compile, told from
-    /// outside the sources: `graphmend verify` passes the frames Dynamo traced in the original
-    /// run (--scope-root). Each such function is an entry point of the compiled scope.
+    /// Lines (1-based) whose innermost `def` runs under torch.compile (--scope-root: verify
+    /// passes the frames Dynamo traced): each such function is an entry of the compiled scope.
     std::vector<std::uint32_t> scope_roots{};
-    /// Lines (1-based) where Dynamo reported a data-dependent branch (GB0170) in the original
-    /// run (`graphmend verify`, --data-test): a test there reads tensor data, whatever the
-    /// values analysis could tell (Values::data_test).
+    /// Lines (1-based) of the original run's (`graphmend verify`) data-dependent branches
+    /// (GB0170, --data-test: a test there reads tensor data, Values::data_test) and scalar reads
+    /// (GB0124, GB0109, --data-read: `.item()` etc. there reads a tensor, dynamo_data_read).
     std::vector<std::uint32_t> data_tests{};
-    /// Lines (1-based) where Dynamo reported reading a tensor's value into Python (GB0124
-    /// `.item()` / `int()` / `float()`, GB0109 `.tolist()`) in the original run (`graphmend
-    /// verify`, --data-read): such a read there reads a tensor (Values::dynamo_data_read).
     std::vector<std::uint32_t> data_reads{};
 };
 

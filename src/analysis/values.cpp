@@ -402,47 +402,6 @@ void Values::seed_params(Summary& s) {
     }
 }
 
-Value Values::element_value(const Frame& f, const Node& iterable, int depth) const {
-    Node it = iterable;
-    while (it.is("parenthesized_expression") && it.named_children().size() == 1) it = it.named_children()[0];
-    if (depth > 8) return Value::of(kUnknown);
-    if (it.is("list_comprehension") || it.is("generator_expression")) {
-        return eval_in(f, it.field("body"), depth + 1);
-    }
-    if (it.is("call") && it.field("function").is("identifier") &&
-        !(f.locals && f.locals->contains(text(it.field("function"))))) {
-        const std::string name = text(it.field("function"));
-        std::vector<Node> args;
-        for (const Node& a : it.field("arguments").named_children()) {
-            if (a.is("comment")) continue;
-            if (a.is("keyword_argument") || a.is("list_splat") || a.is("dictionary_splat")) return Value::of(kUnknown);
-            args.push_back(a);
-        }
-        if (name == "range") return Value::of(kNumber, eval_in(f, it, depth + 1).data);
-        if (name == "zip" && !args.empty()) {
-            Value v = Value::of(kSeq);
-            for (const Node& a : args) v.items.push_back(element_value(f, a, depth + 1));
-            return v;
-        }
-        if (name == "enumerate" && args.size() == 1) {
-            Value v = Value::of(kSeq);
-            v.items = {Value::of(kNumber), element_value(f, args[0], depth + 1)};
-            return v;
-        }
-        if ((name == "reversed" || name == "sorted" || name == "list" || name == "tuple") && args.size() == 1) {
-            return element_value(f, args[0], depth + 1);
-        }
-    }
-    const Value v = eval_in(f, it, depth + 1);
-    if (v.kinds == 0 && solving_) return Value{};  // no value yet (a parameter not filled)
-    Value elem = v.only(kTensor)       ? Value::of(kTensor)
-                 : !v.items.empty()    ? join_items(v.items)
-                 : v.only(kSize)       ? Value::of(kNumber)
-                                       : Value::of(kUnknown);
-    elem.data = elem.data || v.data;
-    return elem;
-}
-
 void Values::analyse(Summary& s) {
     Frame fr{s.file, &s, &s.env, &s.locals};
     std::function<void(const Node&, const Value&)> bind;

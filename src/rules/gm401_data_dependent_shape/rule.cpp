@@ -50,6 +50,19 @@ const RuleInfo kInfo{"GM401", "data-dependent-shape",
                      "values read out of tensors and data-dependent shapes under torch.compile (reported, not fixed)",
                      {.dynamic_shape = true}};
 
+// Why a scalar read of `kind` ("item", "tolist", "int", "float", "bool") breaks. Dynamo at
+// torch 2.12.1 (variables/tensor.py, method_tolist): `.tolist()` of an integer tensor reads
+// each element as `.item()` does (GB0124); of any other dtype it breaks whatever the settings
+// (GB0109).
+std::string scalar_read_reason(const std::string& kind) {
+    if (kind == "tolist") {
+        return "`.tolist()` reads tensor values into Python (an integer tensor: GB0124, unless "
+               "capture_scalar_outputs; any other dtype: GB0109)";
+    }
+    return fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
+                       kind == "item" ? ".item()" : kind + "()");
+}
+
 class DataDependentShapeRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
@@ -320,15 +333,7 @@ private:
         if (!local.empty() && kind != "tolist" && read_only_by_one_test(ctx, def, local)) return;
         const std::string what = kind == "item" || kind == "tolist" ? fmt::format("{}.{}()", tensor.text(), kind)
                                                                      : fmt::format("{}({})", kind, tensor.text());
-        // Dynamo at torch 2.12.1 (variables/tensor.py, method_tolist): `.tolist()` of an integer
-        // tensor reads each element as `.item()` does (GB0124); of any other dtype it breaks
-        // whatever the settings (GB0109).
-        std::string reason =
-            kind == "tolist"
-                ? std::string("`.tolist()` reads tensor values into Python (an integer tensor: GB0124, unless "
-                              "capture_scalar_outputs; any other dtype: GB0109)")
-                : fmt::format("`{}` reads tensor values into Python (GB0124, unless capture_scalar_outputs)",
-                              kind == "item" ? "." + kind + "()" : kind + "()");
+        std::string reason = scalar_read_reason(kind);
         if (!local.empty()) {
             const auto uses = feeds(def, local);
             if (!uses.empty()) {
