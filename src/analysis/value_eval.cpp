@@ -262,23 +262,27 @@ bool Values::data_test(std::size_t file, const Node& test) const {
     return v.tensor() || v.data || dynamo_data_test(file, test);
 }
 
+namespace {
+
+// True when one of `lines` (1-based) lies within the lines `node` spans.
+bool spans_a_line(const std::vector<std::uint32_t>& lines, const Node& node) {
+    if (lines.empty()) return false;
+    const std::uint32_t first = node.position().line;
+    const std::uint32_t last = node.source().position(node.end() > node.begin() ? node.end() - 1 : node.end()).line;
+    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+}
+
+}  // namespace
+
 // Whether Dynamo reported a data-dependent branch (GB0170) on a line of `test` in the original
 // run (SourceFile::data_tests, from `graphmend verify`): its evidence holds where the analysis
 // cannot tell, as for an unannotated parameter a library's caller passes a tensor.
 bool Values::dynamo_data_test(std::size_t file, const Node& test) const {
-    const std::vector<std::uint32_t>& lines = project_.files()[file].data_tests;
-    if (lines.empty()) return false;
-    const std::uint32_t first = test.position().line;
-    const std::uint32_t last = test.source().position(test.end() > test.begin() ? test.end() - 1 : test.end()).line;
-    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+    return spans_a_line(project_.files()[file].data_tests, test);
 }
 
 bool Values::dynamo_data_read(std::size_t file, const Node& expr) const {
-    const std::vector<std::uint32_t>& lines = project_.files()[file].data_reads;
-    if (lines.empty()) return false;
-    const std::uint32_t first = expr.position().line;
-    const std::uint32_t last = expr.source().position(expr.end() > expr.begin() ? expr.end() - 1 : expr.end()).line;
-    return std::any_of(lines.begin(), lines.end(), [&](std::uint32_t l) { return l >= first && l <= last; });
+    return spans_a_line(project_.files()[file].data_reads, expr);
 }
 
 std::string Values::unsettled_callable(std::size_t file, const Node& test) const {
