@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "graphmend/rule.hpp"
+#include "graphmend/runtime_module.hpp"
 
 namespace graphmend {
 
@@ -88,8 +89,11 @@ bool Suppressions::suppresses(std::uint32_t line, std::string_view code) const {
 
 namespace {
 
-// `# graphmend: ...` that is not skip-file: a directive graphmend does not know.
+// `# graphmend: ...` that is not skip-file: a directive graphmend does not know. The marker
+// of the runtime's fallback lines (runtime_module::kConditionUnmet) is known: it reaches
+// user files with the runtime's blocks, and it asks for nothing.
 bool unknown_directive(std::string_view comment) {
+    if (comment == runtime_module::kConditionUnmet) return false;
     const std::size_t i = skip_blanks(comment, 1);
     if (!word_at(comment, i, "graphmend")) return false;
     const std::size_t colon = skip_blanks(comment, i + 9);

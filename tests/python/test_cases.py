@@ -54,6 +54,7 @@ CASES = [
     ("tests/fixtures/predicated-validation/helpers.py", []),
     ("tests/fixtures/predicated-control-flow/values.py", []),
     ("tests/fixtures/predicated-control-flow/nested.py", []),
+    ("tests/fixtures/predicated-control-flow/early_return_nested.py", []),
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
     ("tests/fixtures/predicated-control-flow/loop_skip.py", []),

@@ -65,6 +65,15 @@ TEST(Suppressions, OnlyRealCommentsCount) {
     EXPECT_EQ(s.warnings[2], "m.py:9: `# noqa:` without codes (e.g. `# noqa: GM201, GM101`); ignored");
 }
 
+// The runtime's fallback lines carry a marker that verify reads; a fixed file holds them,
+// and checking it again warns of nothing.
+TEST(Suppressions, TheRuntimeMarkerIsNoUnknownDirective) {
+    const auto tree = syntax::Tree::parse("def f(pred, a, b):\n    return a if pred else b  # graphmend: condition-unmet\n");
+    const Suppressions s = find_suppressions(tree, "m.py");
+    EXPECT_TRUE(s.warnings.empty());
+    EXPECT_TRUE(s.noqa.empty());
+}
+
 TEST(Suppressions, AStringIsNoSkipFile) {
     const auto tree = syntax::Tree::parse("s = '''\n# graphmend: skip-file\n'''\n");
     EXPECT_FALSE(find_suppressions(tree, "m.py").skip_file);

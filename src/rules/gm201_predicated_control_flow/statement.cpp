@@ -474,7 +474,11 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
     };
     for (const auto& step : steps) {
         site.reason = step();
-        if (!site.reason.empty()) return site;
+        if (!site.reason.empty()) {
+            // The rest of an early return may hold a data-dependent `if` of its own.
+            site.retry = checker.nested;
+            return site;
+        }
     }
     return select_site(std::move(site), ctx, stmt, scope, checker, plan);
 }
