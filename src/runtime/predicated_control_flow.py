@@ -111,13 +111,25 @@ def _graphmend_predicated_runtime():
             return any(any_grad(v) for v in value)
         return False
 
+    # truth=True: the value is only ever tested for truth (`if accept_step:`), so a Python
+    # True/False against a one-element bool tensor is taken as that tensor's like: bool() of
+    # either answers the same.
+    def truth_pair(a, b):
+        if type(a) is bool and isinstance(b, Tensor) and b.dtype == torch.bool and b.numel() == 1:
+            return torch.full_like(b, a), b
+        if type(b) is bool and isinstance(a, Tensor) and a.dtype == torch.bool and a.numel() == 1:
+            return a, torch.full_like(a, b)
+        return a, b
+
     # selectable: a lambda that says whether both branches can run (a branch that indexes
     # with a clamped index reads an element of a tensor that must not be empty).
-    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None, selectable=None):
+    def if_(pred, if_true, if_false, grad_safe, costly=False, only=None, selectable=None, truth=False):
         if traced_tensor(pred) and pred.numel() == 1 and (selectable is None or selectable()) and not (
                 only is not None and torch.is_grad_enabled() and any_grad(only())):
             a = if_true()
             b = if_false()
+            if truth:
+                a, b = truth_pair(a, b)
             needs_grad = requires_grad(a) or requires_grad(b)
             if (grad_safe or not needs_grad) and grad_pattern(a) == grad_pattern(b):
                 p = as_bool(pred)
@@ -125,7 +137,8 @@ def _graphmend_predicated_runtime():
                 if value is not no_select:
                     # a and b only told the kinds, shapes and dtypes; unused, they are
                     # dead code the compiler drops.
-                    if use_cond and (costly or cond_everywhere) and not needs_grad and all_tensors(value):
+                    if (use_cond and (costly or cond_everywhere) and not needs_grad and not truth
+                            and all_tensors(value)):
                         return torch.cond(p, lambda: clone(if_true()), lambda: clone(if_false()), ())
                     return value
         return if_true() if pred else if_false()  # graphmend: condition-unmet

@@ -55,6 +55,7 @@ CASES = [
     ("tests/fixtures/predicated-control-flow/values.py", []),
     ("tests/fixtures/predicated-control-flow/nested.py", []),
     ("tests/fixtures/predicated-control-flow/early_return_nested.py", []),
+    ("tests/fixtures/predicated-control-flow/truth_constants.py", []),
     ("tests/fixtures/predicated-control-flow/branch_reads.py", []),
     ("tests/fixtures/predicated-control-flow/inner_select.py", []),
     ("tests/fixtures/predicated-control-flow/loop_skip.py", []),

@@ -12,6 +12,7 @@
 //   emission.cpp   the text: a branch's lambda value, the one-sided reads, the layout
 //   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
 //   loop_skip.cpp  `if TEST: continue` in a loop over a static range: an active mask
+//   truth_reads.cpp  a name set to True/False that is only ever tested for truth
 #pragma once
 
 #include <fmt/format.h>
@@ -51,6 +52,14 @@ bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b);
 /// How the values of `a` and `b` provably differ in kind ("None against a tensor", "a Python
 /// number against a tensor", tuples of other lengths), or "": no select can choose between them.
 std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b);
+
+// --- truth_reads.cpp
+/// When every read of `name` in the function `def` (nested functions and lambdas included)
+/// only asks its truth (`if name:`, `not name`, `while a and name:`, `assert name`): the
+/// first read, or an invalid Node when there is none. nullopt when some read uses the value
+/// itself (returned, stored, passed, compared, changed by `|=`), or a `global`, `nonlocal`
+/// or `del` names it.
+std::optional<Node> truth_reads_only(const Node& def, const std::string& name);
 
 // --- aliasing.cpp
 /// True when `value` may evaluate to an existing tensor or a view of one: a name, an
@@ -268,6 +277,8 @@ struct Plan {
     bool has_checks = false;
     std::string first_pred;          // the first test as the call evaluates it
     std::string hoisted;             // the call every branch ended in, made once after the select
+    std::string truth;               // the live name set to True/False in a branch, only ever
+                                     // tested for truth: selected as a one-element bool tensor
 };
 
 // --- hoisting.cpp: a step of site_for

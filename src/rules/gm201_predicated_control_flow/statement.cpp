@@ -255,28 +255,44 @@ bool set_everywhere(const Plan& plan, const std::string& name) {
 }
 
 // A live name that some branch sets to a Python constant: the runtime could never select
-// it (it keeps Python values as they are), so say so here.
-std::string constant_refusal(const Plan& plan, const std::string& name) {
+// it (it keeps Python values as they are), so say so here. Unless the constants are True /
+// False, the name is the only live one, the function only ever tests it for truth, and it
+// may be a tensor where no branch sets a constant (`accept_step = error_ratio <= 1`, then
+// `if dt > self.max_step: accept_step = False`): then the runtime selects the constant as a
+// one-element bool tensor (plan.truth), which every read answers alike.
+std::string constant_refusal(const Context& ctx, const Node& def, Plan& plan, const std::string& name) {
     std::set<std::string> values;
     bool literal = false;
+    bool all_bool = true;
+    bool some_value = !set_everywhere(plan, name);  // the path that leaves the name as it was
     for (const auto& b : plan.branches) {
         for (const auto& st : b.body) {
             if (st.kind != Statement::Assign || st.name != name || !st.value) continue;
-            literal = literal || is_literal(st.value);
+            const bool lit = is_literal(st.value);
+            literal = literal || lit;
+            some_value = some_value || !lit;
+            all_bool = all_bool && (!lit || st.value.is("true") || st.value.is("false"));
             values.insert(text(st.value));
         }
     }
-    if (literal && (values.size() > 1 || !set_everywhere(plan, name))) {
-        return fmt::format("`{}` is set to a Python constant in a branch: a select cannot choose it without making it "
-                           "a tensor",
-                           name);
+    if (!literal || (values.size() <= 1 && set_everywhere(plan, name))) return "";
+    if (all_bool && some_value && plan.live.size() == 1) {
+        if (const auto read = truth_reads_only(def, name); read && *read) {
+            constexpr std::uint16_t python = analysis::kNumber | analysis::kBool | analysis::kNone | analysis::kStr;
+            if (!ctx.values.eval(ctx.file, *read).only(python)) {
+                plan.truth = name;
+                return "";
+            }
+        }
     }
-    return "";
+    return fmt::format("`{}` is set to a Python constant in a branch: a select cannot choose it without making it "
+                       "a tensor",
+                       name);
 }
 
 // The names the branches assign that the code after the `if` reads: each with a value on
 // every path, and none a Python constant.
-std::string find_live(const Scope& scope, Plan& plan) {
+std::string find_live(const Context& ctx, const Node& def, const Scope& scope, Plan& plan) {
     if (plan.all_return) return "";
     auto& live = plan.live;
     for (const auto& b : plan.branches) {
@@ -288,7 +304,7 @@ std::string find_live(const Scope& scope, Plan& plan) {
     }
     if (live.empty() && plan.updates.empty()) return "no value of the branches is used after the `if`";
     for (const auto& name : live) {
-        if (auto why = constant_refusal(plan, name); !why.empty()) return why;
+        if (auto why = constant_refusal(ctx, def, plan, name); !why.empty()) return why;
     }
     for (const auto& name : live) {
         if (!set_everywhere(plan, name) && !scope.bound_before.contains(name)) {
@@ -354,7 +370,8 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
     if (!plan.has_else) implicit = live;
     const std::vector<std::string> one_sided = one_sided_reads(ctx, scope, branches, reads, implicit);
     const std::string grad = std::string(checker.grad_unsafe ? "False" : "True") +
-                             (checker.costly() ? ", costly=True" : "") + only_argument(one_sided);
+                             (checker.costly() ? ", costly=True" : "") + only_argument(one_sided) +
+                             (plan.truth.empty() ? "" : ", truth=True");
     std::string value;
     if (!plan.has_else) value = live.size() == 1 ? live[0] : fmt::format("({})", fmt::join(live, ", "));
     std::vector<std::string> pieces;  // of the outermost call, laid out below
@@ -402,7 +419,13 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
                                    "the selected arguments",
                                    one_line(plan.hoisted.substr(0, plan.hoisted.find('(')), Blanks::Fold, 40));
     }
-    const std::string unshown = unshown_layout(ctx, plan);
+    const std::string unshown = plan.truth.empty() ? unshown_layout(ctx, plan) : "";
+    if (!plan.truth.empty()) {
+        site.detail += fmt::format("; `{0}`'s True or False as a one-element bool tensor (the function only tests "
+                                   "`{0}` for truth), only where `{0}` is one elsewhere: else the `if` keeps its "
+                                   "graph break",
+                                   plan.truth);
+    }
     if (!unshown.empty()) {
         site.detail += fmt::format("; only where the branches' values of {} agree at run time (tensors of one "
                                    "shape, dtype and device), which the code does not show: elsewhere the `if` "
@@ -411,7 +434,9 @@ Site select_site(Site site, const Context& ctx, const Node& stmt, const Scope& s
     }
     site.fix->condition = select_condition(
         checker.grad_unsafe, one_sided,
-        unshown.empty() ? "" : fmt::format("{} of one shape, dtype and device in every branch", unshown));
+        !plan.truth.empty() ? fmt::format("`{}` a one-element bool tensor where no branch sets True or False", plan.truth)
+        : unshown.empty()   ? ""
+                            : fmt::format("{} of one shape, dtype and device in every branch", unshown));
     if (!plan.updates.empty()) site.detail += "; the buffer update stays conditional on the data";
     return site;
 }
@@ -467,7 +492,7 @@ Site site_for(const Context& ctx, const Node& stmt, const Node& def, const Scope
         [&] { return unbound_read(scope, plan); },
         [&] { return check_returns(ctx, plan); },
         [&] { return take_updates(plan); },
-        [&] { return find_live(scope, plan); },
+        [&] { return find_live(ctx, def, scope, plan); },
         [&] { return aliased_live(stmt, def, plan); },
         [&] { return none_on_a_path(stmt, plan); },
         [&] { return gate_checks(stmt, plan); },
