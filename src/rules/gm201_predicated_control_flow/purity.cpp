@@ -224,6 +224,9 @@ std::string Checker::impurity(const Node& expr, bool always_run) {
             }
             return false;
         }
+        // An earlier pass's binding of a step of a select (`_graphmend_slope := ...` in its
+        // lambda): the binding moves with the call, and its value is checked as any other.
+        if (n.is("named_expression") && n.field("name").text().starts_with("_graphmend_")) return true;
         if (n.is("lambda") || n.is("named_expression") || n.is("yield") || n.is("await")) {
             why = fmt::format("{} in a branch", construct_name(n));
             return false;
