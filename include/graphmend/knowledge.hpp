@@ -124,6 +124,25 @@ struct UntraceableCall {
 /// numpy left out: Dynamo traces it through torch._numpy). nullopt for any other call.
 std::optional<UntraceableCall> untraceable_call(std::string_view dotted);
 
+/// A kind of graph break that no rewrite of graphmend removes (GM401's reports), as Dynamo's own
+/// settings treat it: a value read out of a tensor into Python (`.item()`, `int(t)`, an integer
+/// `.tolist()`, a tensor given as a size: GB0124), an op whose output shape depends on the data
+/// (`nonzero`, one-argument `torch.where`, `unique`, a boolean mask, `torchvision::nms`: GB0036),
+/// a tensor read as a Python index (`x[t]` with `t` a NumPy or 0-d tensor value: GB0033), a loop
+/// whose test reads tensor data (GB0170).
+enum class DataBreak { ScalarRead, DynamicShape, IndexRead, DataLoop };
+
+/// The setting that removes a kind of break, as the line to write (`setting`) and as the
+/// environment variable torch reads for it (`env`), and what it costs; all empty when no
+/// setting removes it (IndexRead: capture_scalar_outputs makes the index an unbacked symbol,
+/// which breaks all the same; DataLoop). Measured with torch 2.12.1 (src/knowledge/dynamo_settings.cpp).
+struct SettingEffect {
+    std::string_view setting;
+    std::string_view env;
+    std::string_view cost;
+};
+SettingEffect setting_for(DataBreak kind);
+
 /// Calls whose arguments are sizes or shapes, by their last name (GM401's report of what a
 /// value read into Python feeds).
 bool shape_call(std::string_view name);

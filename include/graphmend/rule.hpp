@@ -57,6 +57,9 @@ struct Site {
     std::optional<Fix> fix;   // absent: refused
     std::string detail;       // what the fix does, when it needs more than the rule's summary
     std::string reason;       // why it was refused (empty when fixed)
+    /// What the user can change so that graphmend or Dynamo removes the break (a refused
+    /// site's `help:` line; one sentence, or empty when the rule has none to give).
+    std::string help;
     /// Refused only because of another site inside it (a nested `if`): the driver's next
     /// pass, over the text with that site fixed, may fix it.
     bool retry = false;

@@ -83,6 +83,7 @@ json site_json(const FileOutcome& o, std::size_t i, Mode mode, const Placer& pla
             {"message", site_message(o, i)},
             {"detail", s.detail},
             {"reason", s.reason},
+            {"help", s.help.empty() || o.applied[i] ? json(nullptr) : json(s.help)},
             {"fix", fix_of(o, i, mode, placer)}};
 }
 

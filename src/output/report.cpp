@@ -97,7 +97,8 @@ std::string note_lines(const FileOutcome& o, const Style& style) {
     return out;
 }
 
-std::string site_lines(const FileOutcome& o, Mode mode, const Style& style, bool fixable_only = false) {
+std::string site_lines(const FileOutcome& o, Mode mode, const Style& style, bool fixable_only = false,
+                       bool with_help = false) {
     std::string out;
     const Placer placer(o);
     for (std::size_t i = 0; i < o.sites.size(); ++i) {
@@ -105,6 +106,10 @@ std::string site_lines(const FileOutcome& o, Mode mode, const Style& style, bool
         const Range r = site_range(o, i, placer);
         out += fmt::format("{}:{}:{}: {}\n", style.paint(o.path, "1"), r.start.line, r.start.column,
                            code_and_message(o, i, mode, style));
+        // A site left with its break says what would remove it (rustc's and ruff's `help:`).
+        if (with_help && !o.applied[i] && !o.sites[i].help.empty()) {
+            out += fmt::format("  {} {}\n", style.paint("help:", "1;36"), o.sites[i].help);
+        }
     }
     if (o.error) out += style.paint(*o.error, "31") + "\n";
     if (!fixable_only) out += note_lines(o, style);
@@ -124,7 +129,7 @@ std::string counts_text(const Counts& c, Mode mode) {
 }  // namespace
 
 std::string text_report(const FileOutcome& o, Mode mode, const Style& style) {
-    std::string out = site_lines(o, mode, style);
+    std::string out = site_lines(o, mode, style, false, true);
     Counts c;
     for (std::size_t i = 0; i < o.sites.size(); ++i) c.add(site_status(o, i, mode));
     out += fmt::format("{}: {} found, {}, {} refused{}{}\n", o.path, plural(c.sites, "site"), applied_text(c, mode),

@@ -27,6 +27,7 @@ std::string text_of(const json& j, const char* key) {
 // A site of the static report, in the terms the join needs.
 struct StaticSite {
     std::string code, rule, status, reason, what, graph_break, condition;
+    std::string help;  // what would remove its break (the site's help line), or ""
     int first = 0, last = 0;  // lines of its range
     // Lines the site covers: its range and the lines its fix's edits rewrite. An edit may lie
     // outside the range: the `.item()` read a line above the `if` that tests it (GM201) is
@@ -57,6 +58,7 @@ SitesByFile static_sites(const Pair& pair) {
             site.rule = s.value("rule", "");
             site.status = s.value("status", "");
             site.reason = s.value("reason", "");
+            site.help = s.contains("help") && s["help"].is_string() ? s["help"].get<std::string>() : "";
             site.what = s.value("what", "");
             site.graph_break = s.value("graph_break", "");
             site.condition = s["condition"].is_string() ? s["condition"].get<std::string>() : "";
@@ -245,7 +247,8 @@ json break_entry(const BreakKey& key, const Seen& seen, const std::string& statu
 json site_json(const StaticSite& s) {
     return {{"code", s.code},     {"rule", s.rule},     {"status", s.status}, {"reason", s.reason},
             {"what", s.what},     {"line", s.first},    {"graph_break", s.graph_break},
-            {"condition", s.condition.empty() ? json(nullptr) : json(s.condition)}};
+            {"condition", s.condition.empty() ? json(nullptr) : json(s.condition)},
+            {"help", s.help.empty() ? json(nullptr) : json(s.help)}};
 }
 
 json breaks_json(const Pair& pair, json& totals) {

@@ -85,9 +85,14 @@ std::string break_line(const json& b) {
         via = fmt::format("; Dynamo's site {}{}", v[0].get<std::string>(),
                           v.size() > 1 ? fmt::format(" and {} more", v.size() - 1) : "");
     }
-    return fmt::format("  {:<14} {}:{}  [{}] {}{}{}{}\n", b.value("status", ""), b.value("file", "?"), b.value("line", 0),
-                       joined(b["gb"]), joined(b["kind"]), site,
-                       b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])), via);
+    std::string help;  // a break left with its site's help line
+    if (b["site"].is_object() && b["site"].value("help", json()).is_string() &&
+        (b.value("status", "") == "refused" || b.value("status", "") == "condition-unmet")) {
+        help = fmt::format("  {:<14} help: {}\n", "", b["site"]["help"].get<std::string>());
+    }
+    return fmt::format("  {:<14} {}:{}  [{}] {}{}{}{}\n{}", b.value("status", ""), b.value("file", "?"),
+                       b.value("line", 0), joined(b["gb"]), joined(b["kind"]), site,
+                       b["callables"].empty() ? "" : fmt::format(" (in {})", joined(b["callables"])), via, help);
 }
 
 std::string outputs_lines(const json& r) {

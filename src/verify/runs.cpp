@@ -165,9 +165,10 @@ Evidence traced_lines(const Run& original, const fs::path& root) {
         }
         // GB0170, "Data-dependent branching": Dynamo met a jump on a tensor at this line.
         if (b.value("gb", json()) == "GB0170") add(tests, b.value("file", json()), b.value("line", json()));
-        // GB0124 (`.item()`, `int()`, `float()` on a tensor) and GB0109 (`.tolist()`): Dynamo
-        // read a tensor's value into Python at this line.
-        if (b.value("gb", json()) == "GB0124" || b.value("gb", json()) == "GB0109") {
+        // GB0124 (`.item()`, `int()`, `float()` on a tensor), GB0109 (`.tolist()`) and GB0033
+        // (a data-dependent operator: a tensor index or builtin min/max read as a number):
+        // Dynamo read a tensor's value into Python at this line.
+        if (b.value("gb", json()) == "GB0124" || b.value("gb", json()) == "GB0109" || b.value("gb", json()) == "GB0033") {
             add(reads, b.value("file", json()), b.value("line", json()));
         }
     }

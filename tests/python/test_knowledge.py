@@ -167,3 +167,46 @@ def test_skipped_modules_are_dynamos_skip_list():
 
     listed = {t["name"]: [e["name"] for e in t["entries"]] for t in tables()}
     assert set(listed["skipped_modules"]) == set(trace_rules.THIRDPARTY_SKIPLIST) - {"numpy"}
+
+
+@pytest.fixture(scope="module")
+def settings_measured():
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import dynamo_settings
+    finally:
+        sys.path.pop(0)
+    return dynamo_settings.KINDS, dynamo_settings.measure()
+
+
+@pytest.mark.slow
+def test_dynamo_settings_do_what_the_help_lines_say(settings_measured, tmp_path):
+    """knowledge::setting_for (src/knowledge/dynamo_settings.cpp) against the torch installed,
+    measured by benchmarks/dynamo_settings.py: each kind breaks without a setting; the setting
+    GM401's help line names removes every break of its kind, the other does not; the kinds with
+    no setting break under both; and a Python test on a captured value or size still breaks (the
+    cost the help line states)."""
+    kinds, m = settings_measured
+    breaks = {s: {n: r["graph_breaks"] for n, r in rows.items()} for s, rows in m.items()}
+    errors = [(s, n, r["error"]) for s, rows in m.items() for n, r in rows.items() if r["error"]]
+    assert not errors, errors
+    removes = {"ScalarRead": "capture_scalar_outputs", "DynamicShape": "capture_dynamic_output_shape_ops"}
+    for kind, names in kinds.items():
+        for name in names:
+            assert breaks["none"][name] > 0, (kind, name)
+            for setting in ("capture_scalar_outputs", "capture_dynamic_output_shape_ops"):
+                assert (breaks[setting][name] == 0) == (removes.get(kind) == setting), (kind, name, setting, breaks)
+    # The help lines name those settings, and none for the other kinds.
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        s = x.sum().item()\n        idx = x.nonzero()\n        while x.sum() < 10:\n"
+        "            x = x * 2\n        return x * s, idx\n")
+    out = subprocess.run([str(REPO / "build" / "graphmend"), "check", str(src)], capture_output=True, text=True)
+    helps = [line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip().startswith("help:")]
+    assert len(helps) == 3, out.stdout + out.stderr
+    assert "capture_scalar_outputs = True" in helps[0] and "still breaks" in helps[0], helps
+    assert "capture_dynamic_output_shape_ops = True" in helps[1] and "still breaks" in helps[1], helps
+    assert "no Dynamo setting removes it" in helps[2], helps

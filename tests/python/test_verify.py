@@ -723,6 +723,56 @@ def test_unknown_message_values_and_scalar_reads_are_reported(tmp_path, grad):
     assert r["verdict"] == "ok" and proc.returncode == 0, proc.stderr
 
 
+INDEX_LIBRARY = {
+    "lib/__init__.py": "",
+    "lib/sched.py": '''
+        import numpy as np
+        import torch
+
+
+        class Scheduler:
+            def __init__(self):
+                self.alphas = torch.linspace(0.1, 0.9, 10)
+                self.timesteps = np.arange(10)[::-1].copy()
+
+            def step(self, sample, i, box, size):
+                timestep = self.timesteps[i]
+                alpha = self.alphas[timestep]
+                lo = max(box[0], size)
+                return sample * alpha + lo
+        ''',
+    "run.py": '''
+        import torch
+
+        from lib.sched import Scheduler
+
+        scheduler = Scheduler()
+        step = torch.compile(scheduler.step, backend="eager")
+        sample = torch.ones(3)
+        for i, n in enumerate((4, 5, 6)):
+            print(step(sample, 2, torch.tensor([2.0 + i, 1.0]), sample.new_zeros(n).shape[0]).sum().item())
+        ''',
+}
+
+
+@pytest.mark.slow
+def test_dynamo_index_reads_are_reported_with_help(tmp_path):
+    """PNDM's `self.alphas_cumprod[timestep]` with a NumPy timestep and torchvision's
+    `max(box[0], 0)` with a symbolic size: the analysis cannot tell that they read tensor data
+    (`timestep` comes out of a NumPy array), Dynamo's GB0033 records on those lines are the
+    evidence (--data-read): both are reported (refused), with a help line, not left out."""
+    root = write(tmp_path, INDEX_LIBRARY)
+    proc = graphmend("verify", "lib", "--output-format", "json", "--", PY, "run.py", cwd=root)
+    r = report_of(proc)
+    index = break_at(r, "sched.py", line_of(root / "lib/sched.py", "self.alphas[timestep]"))
+    assert index["status"] == "refused" and index["site"]["code"] == "GM401", index
+    assert "index_select" in index["site"]["help"], index
+    compare = break_at(r, "sched.py", line_of(root / "lib/sched.py", "max(box[0]"))
+    assert compare["status"] == "refused" and "torch.clamp" in compare["site"]["help"], compare
+    assert r["totals"]["unreported"] == 0, r["breaks"]
+    assert r["verdict"] == "ok" and proc.returncode == 0, proc.stderr
+
+
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     root = write(tmp_path_factory.mktemp("library"), LIBRARY)

@@ -2,10 +2,13 @@
 // description: rule.cpp). What a site's surroundings show, from its syntax:
 //   site_context.cpp  in a data test or a deferred message; what a local feeds (sizes, slice
 //                     bounds, loop bounds); parameters and bindings of a function
+//   dynamo_reads.cpp  reads of tensor data only Dynamo's evidence shows (verify's --data-read)
 //   rule.cpp          the rule: the sites, each refused with what it feeds
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +17,17 @@
 namespace graphmend::rules::data_dependent_shape {
 
 using syntax::Node;
+
+// --- dynamo_reads.cpp: on a line where Dynamo read a tensor's value in the original run
+// (SourceFile::data_reads: GB0124, GB0109, GB0033, passed by `graphmend verify`), constructs the
+// analysis cannot show to read one. Each answers the refusal's reason and its help line, or
+// nullopt.
+/// `X[I]` with one index `I` that is no literal: Python reads I through Tensor.__index__
+/// (PNDM's `self.alphas_cumprod[timestep]` with a 0-d tensor or NumPy timestep).
+std::optional<std::pair<std::string, std::string>> dynamo_index_read(const Context& ctx, const Node& subscript);
+/// Builtin `min(...)` / `max(...)` with an argument that may be a tensor (torchvision's
+/// `max(box[0], 0)`): the comparison reads tensor values into Python.
+std::optional<std::pair<std::string, std::string>> dynamo_builtin_compare(const Context& ctx, const Node& call);
 
 // The innermost function_definition around `n` (lambdas skipped), or invalid.
 Node function_of(const Node& n);

@@ -34,6 +34,7 @@
 #include "data_dependent_shape.hpp"
 #include "graphmend/rule.hpp"
 #include "rules/support/deferred_call.hpp"
+#include "rules/support/help.hpp"
 #include "rules/support/scalar_reads.hpp"
 #include "rules/support/site.hpp"
 #include "rules/support/tensor_test.hpp"
@@ -91,9 +92,20 @@ public:
                 }
                 return true;
             }
+            const std::size_t before = out.size();
             if (n.is("subscript")) {
                 check_slice_bounds(ctx, def, n, out);
                 check_mask_index(ctx, n, out);
+                if (out.size() == before) {
+                    if (auto why = dynamo_index_read(ctx, n)) {
+                        out.push_back(refused(n, text(n), "GB0033", why->first, why->second));
+                    }
+                }
+                return true;
+            }
+            if (auto why = dynamo_builtin_compare(ctx, n)) {
+                out.push_back(
+                    refused(n, fmt::format("{}(...)", n.field("function").text()), "GB0033", why->first, why->second));
                 return true;
             }
             check_call(ctx, def, n, out);
@@ -102,9 +114,21 @@ public:
     }
 
 private:
-    static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason) {
+    // The help line, unless given: the Dynamo setting that removes the break's kind
+    // (knowledge::setting_for), or for a data-dependent loop what the user can change.
+    static Site refused(const Node& n, std::string what, std::string graph_break, std::string reason,
+                        std::string help = "") {
+        if (help.empty()) {
+            if (graph_break == "GB0124") help = setting_help(knowledge::DataBreak::ScalarRead);
+            if (graph_break == "GB0036") help = setting_help(knowledge::DataBreak::DynamicShape);
+            if (graph_break == "GB0170") {
+                help = "no Dynamo setting removes it (measured, torch 2.12.1): a loop with a trip count known "
+                       "without the data, or the loop moved out of the compiled function, would";
+            }
+        }
         Site site = new_site(kInfo, n, one_line(what, Blanks::Keep), std::move(graph_break));
         site.reason = std::move(reason);
+        site.help = std::move(help);
         return site;
     }
 
@@ -346,7 +370,13 @@ private:
         } else {
             reason += "; the value is used as a Python value, not only as a test";
         }
-        out.push_back(refused(call, what, "GB0124", std::move(reason)));
+        // `.tolist()` of an integer tensor reads as `.item()` does; of any other dtype no setting helps.
+        std::string help = setting_help(knowledge::DataBreak::ScalarRead);
+        if (kind == "tolist") {
+            help = "for an integer tensor, " + help + "; for any other dtype no setting removes it: the values kept "
+                   "in a tensor would";
+        }
+        out.push_back(refused(call, what, "GB0124", std::move(reason), std::move(help)));
     }
 
     // True when `a`, a size argument in `def`, holds a tensor on every path that reaches it:

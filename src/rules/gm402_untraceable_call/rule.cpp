@@ -49,16 +49,16 @@ public:
             const auto call = knowledge::untraceable_call(dotted);
             if (!call) return true;
             Site site = new_site(kInfo, n, one_line(fmt::format("{}(...)", fn.text())), "GB0007");
-            site.reason =
-                call->kind == knowledge::UntraceableCall::Kind::CFunction
-                    ? fmt::format("`{}` runs C code, which Dynamo cannot trace: the call runs eagerly "
-                                  "between two graphs; the same computation in torch ops, or the call moved out "
-                                  "of the compiled function, would remove the break",
-                                  dotted)
-                    : fmt::format("Dynamo skips every function of `{}` (its third-party skip list): the call runs "
-                                  "eagerly between two graphs; moved out of the compiled function, it would "
-                                  "leave the graph whole",
-                                  call->name);
+            const bool c_code = call->kind == knowledge::UntraceableCall::Kind::CFunction;
+            site.reason = c_code ? fmt::format("`{}` runs C code, which Dynamo cannot trace: the call runs eagerly "
+                                               "between two graphs",
+                                               dotted)
+                                 : fmt::format("Dynamo skips every function of `{}` (its third-party skip list): "
+                                               "the call runs eagerly between two graphs",
+                                               call->name);
+            site.help = c_code ? "the same computation in torch ops, or the call moved out of the compiled "
+                                 "function, would remove the break"
+                               : "the call moved out of the compiled function would leave the graph whole";
             out.push_back(std::move(site));
             return true;
         });
