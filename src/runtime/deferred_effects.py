@@ -346,11 +346,16 @@ def _graphmend_print(*args, **kwargs):
     _graphmend_rt.print_(_graphmend_fid, args, kwargs)
 
 
-def _graphmend_log(logger_name, method, lineno, func, *args, **kwargs):
+# `line`: the line of the original call, or `lambda: None` written on that line, whose code's
+# first line it is (Dynamo reads it while tracing, a constant): the line stays right when lines
+# above the call are added or removed.
+def _graphmend_log(logger_name, method, line, func, *args, **kwargs):
+    lineno = line if isinstance(line, int) else line.__code__.co_firstlineno
     _graphmend_rt.log(_graphmend_fid, logger_name, method, lineno, func, args, kwargs)
 
 
-def _graphmend_warn(lineno, *args, **kwargs):
+def _graphmend_warn(line, *args, **kwargs):
+    lineno = line if isinstance(line, int) else line.__code__.co_firstlineno
     _graphmend_rt.warn(_graphmend_fid, lineno, args, kwargs)
 
 

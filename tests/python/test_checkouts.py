@@ -309,7 +309,7 @@ def test_fixed_delta_model_behaves_the_same_in_one_graph(tmp_path, given):
     proc = subprocess.run([str(BINARY), "fix", str(target)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     model = fixed / "delta" / "modeling_delta.py"
-    assert "_graphmend_log(\"logger\", \"info\", 14, \"forward\"" in model.read_text()
+    assert "_graphmend_log(\"logger\", \"info\", lambda: None, \"forward\"" in model.read_text()
 
     before = run_delta(original, tmp_path / "out-original")
     after = run_delta(fixed, tmp_path / "out-fixed")

@@ -40,6 +40,22 @@ namespace {
 const RuleInfo kInfo{"GM101", "deferred-side-effect",
                      "print / logging / warnings.warn under torch.compile, delivered from inside the FX graph"};
 
+// What the user can change so that a refused message can be deferred (its help line), keyed by
+// the refusal's wording (src/rules/support/deferred_call.cpp), or "".
+std::string refusal_help(std::string_view reason) {
+    if (reason.starts_with("stacklevel=")) {
+        return "drop stacklevel= (the warning then names this line), or warn outside the compiled function";
+    }
+    if (reason.find("the live stack or exception") != std::string_view::npos ||
+        reason.starts_with("logger.exception")) {
+        return "log outside the compiled function, where the stack and the exception are there to read";
+    }
+    if (reason.starts_with("print(file=")) return "print to sys.stdout or sys.stderr, or outside the compiled function";
+    if (reason.starts_with("the call's value is used")) return "call it as a statement of its own, discarding its value";
+    if (reason.starts_with("**kwargs")) return "pass the keyword arguments by name";
+    return "";
+}
+
 class DeferredSideEffectRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
@@ -58,7 +74,10 @@ private:
         Site site = new_site(kInfo, call, fmt::format("{}(...)", fn.text()),
                              d.kind == "print" ? "GB0059" : d.kind == "log" ? "GB0291" : "GB0007");
         site.reason = d.refused;
-        if (!site.reason.empty()) return site;
+        if (!site.reason.empty()) {
+            site.help = refusal_help(site.reason);
+            return site;
+        }
         site.detail = d.detail;
 
         Fix fix;
@@ -68,9 +87,10 @@ private:
         if (d.kind == "print") {
             fix.edits.push_back({fn.begin(), fn.end(), std::string(runtime::name::print)});
         } else {
-            // `_graphmend_log("logger", "method", LINE, "function", ` / `_graphmend_warn(LINE, `
+            // `_graphmend_log("logger", "method", lambda: None, "function", ` / `_graphmend_warn(lambda:
+            // None, `: the lambda gives the runtime the call's line (DeferredCall::leading_in_place).
             const std::string_view helper = d.kind == "log" ? runtime::name::log : runtime::name::warn;
-            fix.edits.push_back({fn.begin(), open.begin() + 1, fmt::format("{}({}, ", helper, d.leading)});
+            fix.edits.push_back({fn.begin(), open.begin() + 1, fmt::format("{}({}, ", helper, d.leading_in_place)});
             auto& e = fix.edits.back();
             const std::string_view rest = std::string_view(call.source().text()).substr(open.begin() + 1);
             const auto args = open.named_children();

@@ -13,6 +13,8 @@
 //   aliasing.cpp   when a select's new tensor differs from the branch's own, visibly
 //   loop_skip.cpp  `if TEST: continue` in a loop over a static range: an active mask
 //   truth_reads.cpp  a name set to True/False that is only ever tested for truth
+//   live_names.cpp   the names live after the `if`, and the Python constants among their values
+//   refusal_help.cpp the help line of a refused site
 #pragma once
 
 #include <fmt/format.h>
@@ -52,6 +54,11 @@ bool layouts_shown_equal(const Context& ctx, const Node& a, const Node& b);
 /// How the values of `a` and `b` provably differ in kind ("None against a tensor", "a Python
 /// number against a tensor", tuples of other lengths), or "": no select can choose between them.
 std::string value_kind_clash(const Context& ctx, const Node& a, const Node& b);
+
+// --- refusal_help.cpp
+/// What the user can change so that a site refused for `reason` becomes a select (its help
+/// line), or "" when the reason has none listed.
+std::string refusal_help(std::string_view reason);
 
 // --- truth_reads.cpp
 /// When every read of `name` in the function `def` (nested functions and lambdas included)
@@ -280,6 +287,12 @@ struct Plan {
     std::string truth;               // the live name set to True/False in a branch, only ever
                                      // tested for truth: selected as a one-element bool tensor
 };
+
+// --- live_names.cpp: a step of site_for
+/// The names the branches assign that the code after the `if` reads, into plan.live (each
+/// with a value on every path, and none a Python constant unless plan.truth takes it), or why
+/// not.
+std::string find_live(const Context& ctx, const Node& def, const Scope& scope, Plan& plan);
 
 // --- hoisting.cpp: a step of site_for
 /// `if/elif/else` whose every branch ends in the same in-place call on the same target

@@ -82,6 +82,15 @@ public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
 
     void check(const Context& ctx, std::vector<Site>& out) const override {
+        const std::size_t first = out.size();
+        check_sites(ctx, out);
+        for (std::size_t i = first; i < out.size(); ++i) {
+            if (!out[i].fix && out[i].help.empty()) out[i].help = refusal_help(out[i].reason);
+        }
+    }
+
+private:
+    static void check_sites(const Context& ctx, std::vector<Site>& out) {
         // The spelling-based tensor locals of each function, computed once per function.
         std::map<std::uint32_t, std::set<std::string>> tensor_names;
         auto tensors_of = [&](const Node& def) -> const std::set<std::string>& {

@@ -194,6 +194,7 @@ private:
         for (Node p = stmt.parent(); p && !(p == def); p = p.parent()) {
             if (p.is("try_statement")) {
                 site.reason = "inside `try`: its handler would not see an exception raised when the graph runs";
+                site.help = "check before the `try`, or keep the check and its handler out of the compiled function";
                 return site;
             }
         }
@@ -201,6 +202,8 @@ private:
             site.reason = fmt::format("line {} {}: Dynamo runs it after the graph, so raising inside the graph "
                                       "would skip it",
                                       update.position().line, what_it_does(update));
+            site.help = "check first: put the check before the store or call it follows, where that keeps the "
+                        "function's meaning";
             return site;
         }
         std::string call;

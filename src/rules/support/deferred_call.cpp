@@ -104,6 +104,13 @@ std::uint32_t call_line(const Node& call) {
     return (fn.is("attribute") ? fn.field("attribute") : fn).position().line;
 }
 
+// The line argument of a helper call written where `call` starts: `lambda: None` (the runtime
+// reads the line from its code) when that is the call's line, else the line itself.
+std::string line_marker(const Node& call) {
+    const std::uint32_t line = call_line(call);
+    return call.position().line == line ? std::string("lambda: None") : fmt::format("{}", line);
+}
+
 std::string function_name(const Node& call) {
     Node def = analysis::enclosing_function(call);
     while (def && !def.is("function_definition")) def = analysis::enclosing_function(def);
@@ -260,10 +267,13 @@ std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) 
             out.kind = "log";
             out.leading = fmt::format("\"{}\", \"{}\", {}, \"{}\"", c.logger, c.method, call_line(call),
                                       function_name(call));
+            out.leading_in_place = fmt::format("\"{}\", \"{}\", {}, \"{}\"", c.logger, c.method, line_marker(call),
+                                               function_name(call));
             break;
         default:
             out.kind = "warn";
             out.leading = fmt::format("{}", call_line(call));
+            out.leading_in_place = line_marker(call);
             break;
     }
     const Node list = call.field("arguments");

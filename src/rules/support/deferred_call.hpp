@@ -16,6 +16,11 @@ namespace graphmend::rules {
 struct DeferredCall {
     std::string kind;       // "print", "log" or "warn"
     std::string leading;    // the helper's leading arguments: `"logger", "warning", 30, "forward"`, `30`, or ""
+    /// The same for a helper call that takes the original call's place: the line is `lambda:
+    /// None`, whose code the runtime reads it from (co_firstlineno), so that it stays right when
+    /// lines above are added or removed, and copies of the code get the same text. The literal
+    /// line where the call's line is not its first (`logger\n    .warning(...)`).
+    std::string leading_in_place;
     std::string arguments;  // the call's argument list without its parentheses, message arguments deferred
     std::string refused;    // why the call cannot be deferred ("" when it can)
     std::string detail;     // what was found or assumed of an imported logger ("" otherwise)

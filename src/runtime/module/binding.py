@@ -17,10 +17,13 @@ def _graphmend_bind(g, filename):
     def _graphmend_print(*args, **kwargs):
         rt.print_(fid, args, kwargs)
 
-    def _graphmend_log(logger_name, method, lineno, func, *args, **kwargs):
+    # `line`: the call's line, or `lambda: None` written on it (see deferred_effects' helpers).
+    def _graphmend_log(logger_name, method, line, func, *args, **kwargs):
+        lineno = line if isinstance(line, int) else line.__code__.co_firstlineno
         rt.log(fid, logger_name, method, lineno, func, args, kwargs)
 
-    def _graphmend_warn(lineno, *args, **kwargs):
+    def _graphmend_warn(line, *args, **kwargs):
+        lineno = line if isinstance(line, int) else line.__code__.co_firstlineno
         rt.warn(fid, lineno, args, kwargs)
 
     def _graphmend_when(pred, kind, leading, thunk):
