@@ -25,7 +25,7 @@ Writes the figures to --json (default docs/results/corpus.json) and prints a sum
 graphmend binary comes from env GRAPHMEND_BIN (default <repo>/build/graphmend). Exit: 0 when
 no crash, no rewritten file fails to compile, no untouched file differs and the second run
 changes nothing; 1 otherwise; 2 usage or set-up error. "Valid refused" files are reported, not
-failed on: each one is a grammar gap named in README.md.
+failed on: each one is a grammar gap named in docs/configuration.md ("Grammar gaps").
 """
 from __future__ import annotations
 

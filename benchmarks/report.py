@@ -424,7 +424,7 @@ def corpus_section(results: Path) -> list[str]:
         out += ["Valid files refused:", ""] + [f"- `{k}`: {v}" for k, v in sorted(d["valid_refused"].items())] + [""]
     out += ["The run holds the parse trees of the files its analysis reads (the compiled scope and what it names), "
             "not of every file, and the texts of the files it rewrites or reports on; every other file costs its "
-            "index of names and words (README, \"Memory\").", ""]
+            "index of names and words (docs/measuring.md, \"Memory\").", ""]
     scaling = results / "depth-scaling.json"
     if scaling.exists():
         sd = json.loads(scaling.read_text())

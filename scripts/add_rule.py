@@ -13,8 +13,9 @@ test, and touches no file but the new ones and one line of the registry:
 
 Nothing else names the rules one by one: CMake globs src/**/*.cpp and docs/rules/GM*.md, the
 golden runner lists tests/fixtures/, and the tests take the codes from the registry
-(tests/unit/registry_test.cpp checks the layout above). README.md's table of rules is written by
-hand once the rule does something (see the steps this script prints).
+(tests/unit/registry_test.cpp checks the layout above). The tables of rules, README.md's short one
+and docs/rules.md's, are written by hand once the rule does something (see the steps this script
+prints).
 tests/python/test_add_rule.py runs this script in a copy of the repository, builds the copy and
 runs the new rule's golden test there, then every other unit and golden test.
 """
@@ -292,8 +293,8 @@ Next:
      {created[1]} with fixtures of its sites, fixed and refused, and write their expectations:
        GRAPHMEND_UPDATE_GOLDEN=1 build/graphmend_tests --gtest_filter='Fixtures/Golden.*/tests_fixtures_{ident}_*'
      then review them (git diff) and run the whole suite: ctest --test-dir build.
-  4. Fill in {created[-1]} (`build/graphmend rule {args.code}` prints it), and add the rule's row
-     to the table of rules at the top of README.md when it ships.""")
+  4. Fill in {created[-1]} (`build/graphmend rule {args.code}` prints it), and add the rule's rows
+     to the tables of rules in README.md and docs/rules.md when it ships.""")
     return 0
 
 

@@ -3,7 +3,7 @@
 # C++ unit tests there, then fuzz the pipeline (parse -> analyse -> fix -> re-parse) for
 # SECONDS (default 60), or for N mutated inputs (--runs=N), from the seed corpus:
 # tests/fuzz/seeds, the handed cases and the rules' golden inputs. CI runs a fixed seed and
-# --runs=6000 (scripts/test.sh): the same inputs on every machine, however fast; README.md
+# --runs=6000 (scripts/test.sh): the same inputs on every machine, however fast; CONTRIBUTING.md
 # gives the 30-minute run.
 #   bash scripts/fuzz.sh [SECONDS | --runs=N]
 # Needs scripts/setup.sh first (Debian packages and .deps/). Exit 1 on any failure; the input

@@ -1,6 +1,6 @@
-"""The CI job the README shows, run as written on a small model repo.
+"""The CI job docs/ci.md shows, run as written on a small model repo.
 
-The `graphmend ...` commands of the README's GitHub Actions snippet (the ```yaml block with
+The `graphmend ...` commands of docs/ci.md's GitHub Actions snippet (the ```yaml block with
 `graphmend check`) run in a temporary git repo with build/graphmend first on PATH:
 - they fail on a repo with a fixable site;
 - a site under `# noqa: GM101` and a file under `per-file-ignores` in pyproject.toml do not
@@ -49,17 +49,17 @@ per-file-ignores = { "tools/*.py" = ["GM101"] }
 '''
 
 
-def readme_ci_commands():
-    """The `graphmend` commands of the README's GitHub Actions job, in order."""
-    text = (REPO / "README.md").read_text()
+def ci_doc_commands():
+    """The `graphmend` commands of docs/ci.md's GitHub Actions job, in order."""
+    text = (REPO / "docs" / "ci.md").read_text()
     blocks = [b for b in re.findall(r"```ya?ml\n(.*?)```", text, re.S) if "graphmend check" in b]
-    assert blocks, "README.md shows no GitHub Actions job running `graphmend check`"
+    assert blocks, "docs/ci.md shows no GitHub Actions job running `graphmend check`"
     commands = []
     for line in blocks[0].splitlines():
         m = re.match(r"\s*(?:-\s*)?run:\s*(.+)$", line)
         if m and m.group(1).strip().startswith("graphmend "):
             commands.append(m.group(1).strip())
-    assert commands, "the README's CI job has no `run: graphmend ...` step"
+    assert commands, "docs/ci.md's CI job has no `run: graphmend ...` step"
     return commands
 
 
@@ -86,9 +86,9 @@ def path_env():
     return env
 
 
-def test_readme_ci_job_fails_on_a_fixable_site_and_passes_after_fix(repo):
+def test_ci_doc_job_fails_on_a_fixable_site_and_passes_after_fix(repo):
     env = path_env()
-    commands = readme_ci_commands()
+    commands = ci_doc_commands()
     before = run_ci(commands, repo, env)
     assert any(r.returncode == 1 for r in before), [(r.returncode, r.stdout, r.stderr) for r in before]
     assert all(r.returncode in (0, 1) for r in before), [(r.returncode, r.stderr) for r in before]

@@ -1,6 +1,7 @@
-"""Distribution files: .pre-commit-hooks.yaml against pre-commit's own schema, and the README's
-pre-commit and GitHub Actions snippets (section "Install"); the hooks' entries run by pre-commit
-itself on the staged files of a temporary repo, with build/graphmend as `graphmend`."""
+"""Distribution files: .pre-commit-hooks.yaml against pre-commit's own schema, the pre-commit and
+GitHub Actions snippets of docs/ci.md, and the apt-get lines of README.md's Install and of that
+job; the hooks' entries run by pre-commit itself on the staged files of a temporary repo, with
+build/graphmend as `graphmend`."""
 import os
 import re
 import subprocess
@@ -14,18 +15,19 @@ from pre_commit.clientlib import load_config, load_manifest
 from conftest import BINARY, CASES, REPO, require_graphmend
 
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
+CI_DOC = REPO / "docs" / "ci.md"  # the GitHub Actions job and the pre-commit config
 HOOKS = {"graphmend-check": "check", "graphmend-fix": "fix"}
 
 
-def readme_yaml_blocks():
-    """Every ```yaml block of README.md, parsed."""
-    text = (REPO / "README.md").read_text()
+def ci_doc_yaml_blocks():
+    """Every ```yaml block of docs/ci.md, parsed."""
+    text = CI_DOC.read_text()
     return [(block, yaml.safe_load(block)) for block in re.findall(r"```yaml\n(.*?)```", text, re.S)]
 
 
-def readme_block(key):
-    blocks = [(text, data) for text, data in readme_yaml_blocks() if isinstance(data, dict) and key in data]
-    assert len(blocks) == 1, f"README.md: one yaml block with '{key}:' expected, found {len(blocks)}"
+def ci_doc_block(key):
+    blocks = [(text, data) for text, data in ci_doc_yaml_blocks() if isinstance(data, dict) and key in data]
+    assert len(blocks) == 1, f"docs/ci.md: one yaml block with '{key}:' expected, found {len(blocks)}"
     return blocks[0]
 
 
@@ -34,7 +36,7 @@ def test_manifest_is_valid_for_pre_commit():
     assert set(hooks) == set(HOOKS)
     for hook_id, subcommand in HOOKS.items():
         hook = hooks[hook_id]
-        # one runtime module per project for the staged files pre-commit names (README "Install")
+        # one runtime module per project for the staged files pre-commit names (docs/ci.md)
         assert hook["entry"] == f"graphmend {subcommand} --runtime module"
         assert hook["language"] == "python", "pre-commit pip-installs the repository: graphmend on PATH"
         assert hook["types"] == ["python"]
@@ -49,8 +51,8 @@ def test_manifest_entries_are_graphmend_subcommands(subcommand):
     assert subcommand in proc.stdout
 
 
-def test_readme_pre_commit_config_is_valid(tmp_path):
-    text, data = readme_block("repos")
+def test_ci_doc_pre_commit_config_is_valid(tmp_path):
+    text, data = ci_doc_block("repos")
     config = tmp_path / ".pre-commit-config.yaml"
     config.write_text(text)
     load_config(str(config))  # raises when invalid
@@ -58,11 +60,11 @@ def test_readme_pre_commit_config_is_valid(tmp_path):
     used = {hook["id"] for hook in repo["hooks"]}
     assert used and used <= set(HOOKS)
     commented = set(re.findall(r"#\s*- id: (\S+)", text))
-    assert commented <= set(HOOKS), "the README's commented-out hook ids exist too"
+    assert commented <= set(HOOKS), "docs/ci.md's commented-out hook ids exist too"
 
 
-def test_readme_ci_job_installs_and_checks():
-    _, data = readme_block("jobs")
+def test_ci_doc_job_installs_and_checks():
+    _, data = ci_doc_block("jobs")
     (job,) = data["jobs"].values()
     steps = job["steps"]
     uses = [step.get("uses", "") for step in steps]
@@ -78,18 +80,18 @@ def test_readme_ci_job_installs_and_checks():
 TEST_ONLY_PACKAGES = {"libgtest-dev", "libgmock-dev", "libbenchmark-dev"}
 
 
-def test_readme_apt_lines_install_what_the_pip_build_needs():
-    """The README's two apt-get lines (Install, and the CI job) name the packages of
+def test_apt_lines_install_what_the_pip_build_needs():
+    """The two apt-get lines (README.md's Install, and docs/ci.md's CI job) name the packages of
     scripts/setup.sh that CMake needs for `graphmend` (pkg-config and libgit2-dev were missing)."""
     setup = (REPO / "scripts" / "setup.sh").read_text()
     listed = re.search(r"APT_PACKAGES=\((.*?)\)", setup, re.S)[1].split()
     needed = set(listed) - TEST_ONLY_PACKAGES
     assert {"pkg-config", "libgit2-dev", "libdtl-dev"} <= needed
-    readme = (REPO / "README.md").read_text()
-    lines = re.findall(r"apt-get install (?:-y )?(?:--no-install-recommends )?([^\n`]+)", readme)
-    assert len(lines) == 2, lines
-    for line in lines:
-        assert set(line.split()) == needed, line
+    apt = r"apt-get install (?:-y )?(?:--no-install-recommends )?([^\n`]+)"
+    for path in (REPO / "README.md", CI_DOC):
+        lines = re.findall(apt, path.read_text())
+        assert len(lines) == 1, (path.name, lines)
+        assert set(lines[0].split()) == needed, (path.name, lines[0])
 
 
 def local_hooks():

@@ -405,7 +405,7 @@ def rebuild(entry, original):
 def test_json_edits_rebuild_the_fixed_text_over_the_fixtures(tmp_path):
     """On every fixture, the fixed sites' edits and the runtime edit give the fixed text, unless a
     fixed site says its edits are not its own (null). The inline runtime form: in the module form the
-    import is not an edit (README, JSON)."""
+    import is not an edit (docs/output.md, JSON)."""
     import shutil
     shutil.copytree(REPO / "tests" / "fixtures", tmp_path / "fixtures")
     originals = {p: p.read_text() for p in (tmp_path / "fixtures").rglob("*.py")}

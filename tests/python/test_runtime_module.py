@@ -1,4 +1,4 @@
-"""The runtime as a module (README "The runtime"): files of a folder given to `graphmend fix`
+"""The runtime as a module (docs/runtime.md): files of a folder given to `graphmend fix`
 import their helpers from `_graphmend_runtime.py` at their project's root.
 
 - the command line: which files get the module, `--runtime`, `fix --diff` (a new-file diff),

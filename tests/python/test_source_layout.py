@@ -1,4 +1,4 @@
-"""The source tree keeps the shape README's Layout describes (issue 29):
+"""The source tree keeps the shape CONTRIBUTING.md's Layout describes (issue 29):
 
 - no C++ file under src/ or include/ over 500 lines, and no function over 120 (measured with
   lizard), unless a comment says why: `Over 500 lines:` in the file's first 40 lines, or

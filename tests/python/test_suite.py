@@ -1,7 +1,7 @@
 """`graph_breaks.py --suite reference`: row selection, arguments, totals and break kinds.
 
 Cheap: nothing here compiles a model or runs graphmend (the full suite takes 15-30 minutes;
-see README "Measuring").
+see docs/measuring.md).
 """
 import re
 import subprocess

@@ -2,7 +2,7 @@
 not available at a transformers version.
 
 Cheap: configs only, no model is compiled and graphmend does not run (the sweep itself
-takes about 15 minutes per environment on 2 cores; README "Measuring").
+takes about 15 minutes per environment on 2 cores; docs/measuring.md, "The sweep").
 """
 import subprocess
 import sys
