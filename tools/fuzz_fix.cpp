@@ -20,7 +20,7 @@
 //   so the one that aborts is left there; a clean run removes the file.
 //   `graphmend_fuzz 0 FILE...` replays files.
 // The sanitizer build (-DGRAPHMEND_SANITIZE=ON: ASan + UBSan, no recovery) is how CI and
-// README.md run it.
+// CONTRIBUTING.md run it.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -305,7 +305,7 @@ public:
     /// name) stays pruned, and so does every file nothing above reaches: its tree would be
     /// read by nothing but the project-wide scans for the mentions of a name, which parse it
     /// on demand (tree_of). Memory then follows the trees the analysis reads, not the inputs
-    /// (README, "Memory"); the sites and rewrites are those of a run over loaded files
+    /// (docs/measuring.md, "Memory"); the sites and rewrites are those of a run over loaded files
     /// (tests/unit/fixer_test.cpp compares the two).
     explicit Project(std::vector<SourceFile> files, Loader load = {});
 

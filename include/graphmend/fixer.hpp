@@ -34,7 +34,7 @@ struct FixOptions {
     bool keep_trees = false;
 };
 
-/// Where a rewritten file's runtime helpers live (README "The runtime"): `Inline`, the
+/// Where a rewritten file's runtime helpers live (docs/runtime.md): `Inline`, the
 /// blocks of src/runtime/*.py appended to the file; `Module`, an import from the module
 /// `_graphmend_runtime.py` at the root of the file's project (include/graphmend/runtime_module.hpp).
 /// A file that imports the module already keeps the Module form, whichever is asked; the
@@ -52,7 +52,7 @@ struct InputFile {
     RuntimeForm runtime = RuntimeForm::Inline;
     /// Set: `text` is empty, and the file at `path` is read when the first pass parses it,
     /// then again only where the analysis or a later pass needs it. An unchanged file without
-    /// sites then holds no text, in the analysis or in its outcome (README "Memory"). A file
+    /// sites then holds no text, in the analysis or in its outcome (docs/measuring.md, "Memory"). A file
     /// that cannot be read gets an outcome with FileError::Read, and so does every file of the
     /// inputs when one of them changes on disk while they are fixed, twice running (a first
     /// time, they are fixed again from the start).

@@ -8,7 +8,7 @@
 //   --threads N (-j N)                    parse and fix N files at a time; 0, the default, is one
 //                                         thread per CPU. Output is the same for every N.
 //   --config, --isolated, --select, ...   configuration (ruff's flags; see config_cli.hpp)
-//   --runtime auto|inline|module          where rewritten files get the runtime helpers (README "The runtime")
+//   --runtime auto|inline|module          where rewritten files get the runtime helpers (docs/runtime.md)
 //
 // The command line and the sessions are include/graphmend/app.hpp's (src/app/): reports,
 // outputs and exit codes are described there.

@@ -259,7 +259,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
         report("parsed", n);
     });
     // 2. The project-wide analysis, on this thread, in input order, over the trees of the
-    // files it can reach; the others stay indexes (README, "Memory").
+    // files it can reach; the others stay indexes (docs/measuring.md, "Memory").
     std::vector<analysis::SourceFile> files;
     std::vector<std::size_t> input_of_file;
     for (std::size_t i = 0; i < n; ++i) {

@@ -87,7 +87,7 @@ json site_json(const FileOutcome& o, std::size_t i, Mode mode, const Placer& pla
             {"fix", fix_of(o, i, mode, placer)}};
 }
 
-// `error_kind` in the JSON report (README "Reports").
+// `error_kind` in the JSON report (docs/output.md).
 const char* error_kind_name(FileError kind) {
     switch (kind) {
         case FileError::Syntax: return "syntax";
