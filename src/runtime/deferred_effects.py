@@ -363,7 +363,12 @@ def _graphmend_lazy(op, *args):
     return _graphmend_rt.lazy(op, *args)
 
 
+# `leading`: the helper's leading arguments, the line as `line` above.
 def _graphmend_when(pred, kind, leading, thunk):
+    if kind == "log" and not isinstance(leading[2], int):
+        leading = leading[:2] + (leading[2].__code__.co_firstlineno,) + leading[3:]
+    elif kind == "warn" and not isinstance(leading[0], int):
+        leading = (leading[0].__code__.co_firstlineno,)
     _graphmend_rt.when(_graphmend_fid, pred, kind, leading, thunk)
 
 

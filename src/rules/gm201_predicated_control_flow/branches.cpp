@@ -268,11 +268,14 @@ std::optional<std::string> Checker::effect(const Node& e, Branch& out) {
     if (!deferred) return fmt::format("the branch has an effect: {}(...)", e.field("function").text());
     if (!deferred->refused.empty()) return "the branch's " + std::string(e.field("function").text()) +
                                            "(...) cannot be deferred: " + deferred->refused;
-    const std::string leading = deferred->leading.empty() ? "()" : "(" + deferred->leading + ",)";
-    const std::string parts = fmt::format("\"{}\", {}, lambda: {}({})", deferred->kind, leading,
-                                          runtime::name::args, deferred->arguments);
-    Statement st{Statement::Effect, "", Node(), parts};
+    const auto parts = [&](const std::string& leading) {
+        return fmt::format("\"{}\", {}, lambda: {}({})", deferred->kind, leading.empty() ? "()" : "(" + leading + ",)",
+                           runtime::name::args, deferred->arguments);
+    };
+    Statement st{Statement::Effect, "", Node(), parts(deferred->leading)};
     st.condition = deferred->condition;
+    st.marked = parts(deferred->leading_marked);
+    st.line = deferred->line;
     out.body.push_back(std::move(st));
     return "";
 }

@@ -115,6 +115,8 @@ struct Statement {
     std::set<std::uint32_t> clones{};  // Assign: identifiers of `value` (their first byte) evaluated as
                                        // `NAME.clone()`, a fresh local the call changes in place
     std::string condition{};  // Effect: the deferred call's condition (DeferredCall::condition)
+    std::string marked{};     // Effect: `effect` with `lambda: None` for the call's line, and
+    std::uint32_t line = 0;   // the line the helper call must sit on for it (DeferredCall::line)
     CheckCall check{};        // Check
 };
 

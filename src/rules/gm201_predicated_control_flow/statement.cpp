@@ -111,6 +111,39 @@ Site state_site(Site site, const Node& stmt, const Node& def, const Scope& scope
 
 // `if TEST: <print / logging / warnings calls>` -> one _graphmend_when(TEST, ...) per
 // call, on the statement's lines: each message is deferred with the test.
+// The `if`'s edit: one `_graphmend_when` per message. Each sits on its message's own line, with
+// `lambda: None` for the line (the runtime reads it from the lambda's code), so that the line
+// stays right when lines above move; the `if`'s line, left empty, goes from its start. Where the
+// messages' lines do not allow that (two on one line), each after the other, their lines as
+// numbers.
+edits::Edit marked_effects(const Node& stmt, const std::string& test, const std::vector<Statement>& effects) {
+    const auto& src = stmt.source();
+    const std::uint32_t first = stmt.position().line;
+    const std::uint32_t last = first + static_cast<std::uint32_t>(syntax::count_newlines(stmt.text()));
+    const std::uint32_t line_start = src.line_start(first);
+    const std::string_view before = src.slice(line_start, stmt.begin());
+    bool aligned = std::all_of(before.begin(), before.end(), [](char c) { return c == ' ' || c == '\t'; });
+    std::uint32_t at = first;
+    for (std::size_t i = 0; i < effects.size() && aligned; ++i) {
+        aligned = effects[i].line > at - (i == 0 ? 1 : 0) && effects[i].line <= last && !effects[i].marked.empty();
+        at = effects[i].line;
+    }
+    const std::string eol(src.eol());
+    const std::string indent = indent_of(stmt);
+    if (!aligned) {
+        emit::Lines calls(emit::Style::at(stmt), indent);
+        for (const auto& s : effects) calls.add(emit::call(runtime::name::when, {test, s.effect}));
+        return {stmt.begin(), stmt.end(), keeping_lines(stmt, calls.text())};
+    }
+    std::string text;
+    at = first;
+    for (const auto& s : effects) {
+        for (; at < s.line; ++at) text += eol;
+        text += indent + emit::call(runtime::name::when, {test, s.marked});
+    }
+    return {line_start, stmt.end(), keeping_lines(stmt, std::move(text))};
+}
+
 Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branches) {
     const bool only_effects = std::all_of(branches[0].body.begin(), branches[0].body.end(),
                                           [](const Statement& s) { return s.kind == Statement::Effect; });
@@ -119,9 +152,7 @@ Site effects_site(Site site, const Node& stmt, const std::vector<Branch>& branch
         return site;
     }
     const std::string test = predicate(branches[0].test);
-    emit::Lines calls(emit::Style::at(stmt), indent_of(stmt));
-    for (const auto& s : branches[0].body) calls.add(emit::call(runtime::name::when, {test, s.effect}));
-    site.fix = Fix{{{stmt.begin(), stmt.end(), keeping_lines(stmt, calls.text())}}, Applicability::Safe,
+    site.fix = Fix{{marked_effects(stmt, test, branches[0].body)}, Applicability::Safe,
                    {runtime::stem::deferred_effects, runtime::stem::predicated_control_flow}};
     for (const auto& s : branches[0].body) {
         if (!s.condition.empty()) site.fix->condition = s.condition;  // the runtime's when() keeps the `if`

@@ -269,13 +269,17 @@ std::optional<DeferredCall> deferred_call(const Context& ctx, const Node& call) 
                                       function_name(call));
             out.leading_in_place = fmt::format("\"{}\", \"{}\", {}, \"{}\"", c.logger, c.method, line_marker(call),
                                                function_name(call));
+            out.leading_marked = fmt::format("\"{}\", \"{}\", lambda: None, \"{}\"", c.logger, c.method,
+                                             function_name(call));
             break;
         default:
             out.kind = "warn";
             out.leading = fmt::format("{}", call_line(call));
             out.leading_in_place = line_marker(call);
+            out.leading_marked = "lambda: None";
             break;
     }
+    out.line = call_line(call);
     const Node list = call.field("arguments");
     if (!list.is("argument_list")) return out;
     const std::string_view src = call.source().text();

@@ -5,6 +5,7 @@
 // and GM401 pass over them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ struct DeferredCall {
     /// lines above are added or removed, and copies of the code get the same text. The literal
     /// line where the call's line is not its first (`logger\n    .warning(...)`).
     std::string leading_in_place;
+    /// The leading arguments with `lambda: None` for the line wherever the call sits, and the
+    /// line (Python's: that of the call's last name) where a helper call written with them must
+    /// sit for the lambda to give it (GM201's `_graphmend_when` lays its calls out so).
+    std::string leading_marked;
+    std::uint32_t line = 0;
     std::string arguments;  // the call's argument list without its parentheses, message arguments deferred
     std::string refused;    // why the call cannot be deferred ("" when it can)
     std::string detail;     // what was found or assumed of an imported logger ("" otherwise)

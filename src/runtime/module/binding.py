@@ -27,6 +27,10 @@ def _graphmend_bind(g, filename):
         rt.warn(fid, lineno, args, kwargs)
 
     def _graphmend_when(pred, kind, leading, thunk):
+        if kind == "log" and not isinstance(leading[2], int):
+            leading = leading[:2] + (leading[2].__code__.co_firstlineno,) + leading[3:]
+        elif kind == "warn" and not isinstance(leading[0], int):
+            leading = (leading[0].__code__.co_firstlineno,)
         rt.when(fid, pred, kind, leading, thunk)
 
     def _graphmend_check(pred, exc_type, thunk, from_none=False):
