@@ -156,10 +156,9 @@ struct SourceFile {
     /// passes the frames Dynamo traced): each such function is an entry of the compiled scope.
     std::vector<std::uint32_t> scope_roots{};
     /// Lines (1-based) of the original run's (`graphmend verify`) data-dependent branches
-    /// (GB0170, --data-test: a test there reads tensor data, Values::data_test) and scalar reads
-    /// (GB0124, GB0109, --data-read: `.item()` etc. there reads a tensor, dynamo_data_read).
-    std::vector<std::uint32_t> data_tests{};
-    std::vector<std::uint32_t> data_reads{};
+    /// (GB0170, --data-test, Values::data_test), scalar reads (GB0124, GB0109, --data-read,
+    /// dynamo_data_read) and data-dependent operators (GB0033, --data-operator).
+    std::vector<std::uint32_t> data_tests{}, data_reads{}, data_operators{};
 };
 
 /// The source of a file: its tree's text, its held `text`, or its file read again from disk

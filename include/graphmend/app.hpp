@@ -39,6 +39,7 @@ struct Options {
     std::vector<std::string> held_sites;  // --hold-site PATH:LINE:CODE (fix --verify): fixes held back
     std::vector<std::string> scope_roots;  // --scope-root PATH:LINE (verify): functions Dynamo traced
     std::vector<std::string> data_reads;   // --data-read PATH:LINE (verify): Dynamo's scalar reads (GB0124, GB0109)
+    std::vector<std::string> data_operators;  // --data-operator PATH:LINE (verify): Dynamo's GB0033 breaks
     std::vector<std::string> data_tests;   // --data-test PATH:LINE (verify): Dynamo's data-dependent branches
     std::string runtime = "auto";  // auto: the module for files found in a folder, inline otherwise
 

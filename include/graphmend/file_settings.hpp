@@ -27,6 +27,9 @@ struct FileSettings {
     /// Lines (1-based) where Dynamo reported reading a tensor's value into Python (--data-read:
     /// verify passes the GB0124 and GB0109 breaks of the original run).
     std::vector<std::uint32_t> data_reads;
+    /// Lines (1-based) where Dynamo reported a data-dependent operator (--data-operator: verify
+    /// passes the GB0033 breaks of the original run).
+    std::vector<std::uint32_t> data_operators;
 };
 
 }  // namespace graphmend

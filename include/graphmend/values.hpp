@@ -102,6 +102,9 @@ public:
     /// True when Dynamo reported reading a tensor's value into Python (GB0124, GB0109) on a line
     /// of `expr` in the original run (SourceFile::data_reads, passed by `graphmend verify`).
     [[nodiscard]] bool dynamo_data_read(std::size_t file, const syntax::Node& expr) const;
+    /// True when Dynamo reported a data-dependent operator (GB0033) on a line of `expr` in the
+    /// original run (SourceFile::data_operators, passed by `graphmend verify`).
+    [[nodiscard]] bool dynamo_data_operator(std::size_t file, const syntax::Node& expr) const;
 
     /// Why the truth value of `test` cannot be told, "" when it can: the test calls a parameter
     /// of its function (`if check(x):`), or reads a name the function assigns from such a call

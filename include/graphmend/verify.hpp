@@ -60,6 +60,8 @@ struct Evidence {
     std::vector<std::string> data_tests;
     /// The lines where it read a tensor's value into Python (GB0124, GB0109; `fix --data-read`).
     std::vector<std::string> data_reads;
+    /// The lines of its data-dependent operators (GB0033; `fix --data-operator`).
+    std::vector<std::string> data_operators;
 };
 
 /// `graphmend fix --verify PATH -- COMMAND`: verifies every fix of PATH as run_verify does, then

@@ -285,6 +285,10 @@ bool Values::dynamo_data_read(std::size_t file, const Node& expr) const {
     return spans_a_line(project_.files()[file].data_reads, expr);
 }
 
+bool Values::dynamo_data_operator(std::size_t file, const Node& expr) const {
+    return spans_a_line(project_.files()[file].data_operators, expr);
+}
+
 std::string Values::unsettled_callable(std::size_t file, const Node& test) const {
     Node fn = analysis::enclosing_function(test);
     while (fn && !fn.is("function_definition")) fn = analysis::enclosing_function(fn);

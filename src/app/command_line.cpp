@@ -56,6 +56,8 @@ void add_verify_flags(CLI::App* cmd, verify::Options& v);
 // that line reads tensor data where the values analysis cannot tell (an unannotated parameter).
 // --data-read PATH:LINE: Dynamo reported reading a tensor's value into Python there (`.item()`,
 // `int()`, `.tolist()`: GB0124, GB0109), so such a call on that line reads a tensor.
+// --data-operator PATH:LINE: Dynamo reported a data-dependent operator there (GB0033: a tensor
+// index or builtin min/max read as a Python number).
 void add_scope_root(CLI::App* cmd, Options& opt) {
     cmd->add_option("--scope-root", opt.scope_roots,
                     "PATH:LINE: the function holding this line runs under torch.compile (verify passes the "
@@ -68,6 +70,10 @@ void add_scope_root(CLI::App* cmd, Options& opt) {
     cmd->add_option("--data-read", opt.data_reads,
                     "PATH:LINE: a scalar read on this line (.item(), int(), .tolist()) reads a tensor (verify "
                     "passes Dynamo's GB0124 and GB0109 breaks)")
+        ->group("");
+    cmd->add_option("--data-operator", opt.data_operators,
+                    "PATH:LINE: a tensor index or builtin min/max on this line reads a tensor (verify passes "
+                    "Dynamo's GB0033 breaks)")
         ->group("");
 }
 

@@ -84,14 +84,16 @@ std::vector<std::pair<std::uint32_t, std::string>> lines_named(const std::vector
 // `settings` with the sites --hold-site names in file `path` (PATH:LINE:CODE; fix --verify
 // reverted them) held back, the lines --scope-root names (PATH:LINE; verify passes the frames
 // Dynamo traced) as entry points of the compiled scope, and the lines --data-test and
-// --data-read name as Dynamo's data-dependent branches and scalar reads. Null settings select every rule.
+// --data-read name as Dynamo's data-dependent branches and scalar reads (--data-operator: its
+// data-dependent operators). Null settings select every rule.
 std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const std::string& path,
                                                     std::shared_ptr<const FileSettings> settings) {
     auto held = lines_named(opt.held_sites, path, true);
     const auto roots = lines_named(opt.scope_roots, path, false);
     const auto tests = lines_named(opt.data_tests, path, false);
     const auto reads = lines_named(opt.data_reads, path, false);
-    if (held.empty() && roots.empty() && tests.empty() && reads.empty()) return settings;
+    const auto operators = lines_named(opt.data_operators, path, false);
+    if (held.empty() && roots.empty() && tests.empty() && reads.empty() && operators.empty()) return settings;
     auto out = std::make_shared<FileSettings>();
     if (settings) {
         *out = *settings;
@@ -105,6 +107,7 @@ std::shared_ptr<const FileSettings> with_sites_told(const Options& opt, const st
     for (const auto& root : roots) out->scope_roots.push_back(root.first);
     for (const auto& test : tests) out->data_tests.push_back(test.first);
     for (const auto& read : reads) out->data_reads.push_back(read.first);
+    for (const auto& op : operators) out->data_operators.push_back(op.first);
     return out;
 }
 

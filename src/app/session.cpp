@@ -187,6 +187,8 @@ int run_verify_command(const Invocation& invocation, std::istream& in) {
         opt.scope_roots.insert(opt.scope_roots.end(), evidence.roots.begin(), evidence.roots.end());
         opt.data_tests.insert(opt.data_tests.end(), evidence.data_tests.begin(), evidence.data_tests.end());
         opt.data_reads.insert(opt.data_reads.end(), evidence.data_reads.begin(), evidence.data_reads.end());
+        opt.data_operators.insert(opt.data_operators.end(), evidence.data_operators.begin(),
+                                  evidence.data_operators.end());
         return run_session(opt, true, in);
     });
 }

@@ -270,6 +270,7 @@ std::vector<FileOutcome> run_pass(std::vector<InputFile> inputs, const FixOption
             files.back().scope_roots = inputs[i].settings->scope_roots;
             files.back().data_tests = inputs[i].settings->data_tests;
             files.back().data_reads = inputs[i].settings->data_reads;
+            files.back().data_operators = inputs[i].settings->data_operators;
         }
     }
     parsed.clear();

@@ -176,6 +176,9 @@ int run_fix_verify(const Options& opt,
     for (const std::string& r : pair.evidence.roots) evidence.roots.push_back((target->root / r).string());
     for (const std::string& t : pair.evidence.data_tests) evidence.data_tests.push_back((target->root / t).string());
     for (const std::string& r : pair.evidence.data_reads) evidence.data_reads.push_back((target->root / r).string());
+    for (const std::string& r : pair.evidence.data_operators) {
+        evidence.data_operators.push_back((target->root / r).string());
+    }
     return apply(held, evidence);
 }
 

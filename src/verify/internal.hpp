@@ -111,7 +111,8 @@ Pair run_pair(const Options& opt, const Target& target, const fs::path& work, co
 /// it): `roots`, the frames it traced (its callables' `def` lines, its break sites and their
 /// stacks' frames; the fix's --scope-root), and `data_tests`, the lines of its data-dependent
 /// branches (GB0170; the fix's --data-test), and `data_reads`, the lines where it read a
-/// tensor's value into Python (GB0124, GB0109; the fix's --data-read).
+/// tensor's value into Python (GB0124, GB0109; the fix's --data-read), and `data_operators`, the
+/// lines of its data-dependent operators (GB0033; the fix's --data-operator).
 Evidence traced_lines(const Run& original, const fs::path& root);
 
 /// Runs only the fixed side again over a new mirror (fix --verify's trials), keeping `base`'s

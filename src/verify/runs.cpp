@@ -54,6 +54,10 @@ json fix_mirror(const Options& opt, const Target& target, const fs::path& mirror
         spec.argv.push_back("--data-read");
         spec.argv.push_back((mirror / r).string());
     }
+    for (const std::string& r : evidence.data_operators) {
+        spec.argv.push_back("--data-operator");
+        spec.argv.push_back((mirror / r).string());
+    }
     spec.argv.push_back(fs::is_regular_file(target.path) ? (mirror / target.path.filename()).string()
                                                          : mirror.string());
     spec.stdout_path = (report.parent_path() / "fix.stdout").string();
@@ -144,7 +148,7 @@ std::map<std::string, std::string> run_env(const Options& opt, const fs::path& p
 }
 
 Evidence traced_lines(const Run& original, const fs::path& root) {
-    std::set<std::string> roots, tests, reads;
+    std::set<std::string> roots, tests, reads, operators;
     if (!original.record.is_object()) return {};
     std::error_code ec;
     const fs::path base = fs::weakly_canonical(root, ec);
@@ -165,14 +169,19 @@ Evidence traced_lines(const Run& original, const fs::path& root) {
         }
         // GB0170, "Data-dependent branching": Dynamo met a jump on a tensor at this line.
         if (b.value("gb", json()) == "GB0170") add(tests, b.value("file", json()), b.value("line", json()));
-        // GB0124 (`.item()`, `int()`, `float()` on a tensor), GB0109 (`.tolist()`) and GB0033
-        // (a data-dependent operator: a tensor index or builtin min/max read as a number):
-        // Dynamo read a tensor's value into Python at this line.
-        if (b.value("gb", json()) == "GB0124" || b.value("gb", json()) == "GB0109" || b.value("gb", json()) == "GB0033") {
+        // GB0124 (`.item()`, `int()`, `float()` on a tensor) and GB0109 (`.tolist()`): Dynamo
+        // read a tensor's value into Python at this line.
+        if (b.value("gb", json()) == "GB0124" || b.value("gb", json()) == "GB0109") {
             add(reads, b.value("file", json()), b.value("line", json()));
         }
+        // GB0033, a data-dependent operator (`aten._local_scalar_dense`): a tensor index or
+        // builtin min/max read as a Python number at this line.
+        if (b.value("gb", json()) == "GB0033") add(operators, b.value("file", json()), b.value("line", json()));
     }
-    return {{roots.begin(), roots.end()}, {tests.begin(), tests.end()}, {reads.begin(), reads.end()}};
+    return {{roots.begin(), roots.end()},
+            {tests.begin(), tests.end()},
+            {reads.begin(), reads.end()},
+            {operators.begin(), operators.end()}};
 }
 
 Pair run_pair(const Options& opt, const Target& target, const fs::path& work, const std::vector<std::string>& held) {

@@ -11,7 +11,7 @@ namespace graphmend::rules::control_flow {
 namespace {
 
 // (words the reason holds, help). The first whose words the reason holds wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kHelp{{
     {"would also run", "make the op safe for every value on both paths (clamp the index, guard the divisor with "
                        "torch.where), so that running the untaken branch cannot raise"},
     {"is None where", "give it a tensor on every path (a zero tensor of the same shape where it would be None)"},
@@ -41,6 +41,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kHelp{{
     {"read out of tensor data", "keep the value a tensor up to the test (no `.item()` on the way)"},
     {"whose length is not static", "loop over a range whose length does not depend on tensor data"},
     {"trip count is not static", "loop over a range whose length does not depend on tensor data"},
+    {"a cache that grows", "size the cache once for the longest input, outside the compiled function"},
+    {"bitwise operator", "use a comparison or a logical op (`and`, `or`, `not`) on the value instead"},
+    {"the original stores the branch's own tensor", "store a copy (`.clone()`) in the branch"},
+    {"of the function around it, and a branch assigns", "pass the value to the helper as an argument"},
+    {"the active mask cannot gate", "move the effect or the store after the loop"},
+    {"the active mask does not gate", "move the effect or the store after the loop"},
+    {"which the active mask", "move the effect or the store after the loop"},
 }};
 
 }  // namespace

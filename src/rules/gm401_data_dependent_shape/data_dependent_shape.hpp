@@ -2,7 +2,7 @@
 // description: rule.cpp). What a site's surroundings show, from its syntax:
 //   site_context.cpp  in a data test or a deferred message; what a local feeds (sizes, slice
 //                     bounds, loop bounds); parameters and bindings of a function
-//   dynamo_reads.cpp  reads of tensor data only Dynamo's evidence shows (verify's --data-read)
+//   dynamo_reads.cpp  reads of tensor data only Dynamo's evidence shows (verify's --data-operator)
 //   rule.cpp          the rule: the sites, each refused with what it feeds
 #pragma once
 
@@ -18,8 +18,8 @@ namespace graphmend::rules::data_dependent_shape {
 
 using syntax::Node;
 
-// --- dynamo_reads.cpp: on a line where Dynamo read a tensor's value in the original run
-// (SourceFile::data_reads: GB0124, GB0109, GB0033, passed by `graphmend verify`), constructs the
+// --- dynamo_reads.cpp: on a line where Dynamo met a data-dependent operator in the original
+// run (SourceFile::data_operators: GB0033, passed by `graphmend verify`), constructs the
 // analysis cannot show to read one. Each answers the refusal's reason and its help line, or
 // nullopt.
 /// `X[I]` with one index `I` that is no literal: Python reads I through Tensor.__index__

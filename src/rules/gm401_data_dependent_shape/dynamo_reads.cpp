@@ -19,7 +19,7 @@ bool literal_index(const Node& n) {
 }  // namespace
 
 std::optional<std::pair<std::string, std::string>> dynamo_index_read(const Context& ctx, const Node& subscript) {
-    if (!subscript.is("subscript") || !ctx.values.dynamo_data_read(ctx.file, subscript)) return std::nullopt;
+    if (!subscript.is("subscript") || !ctx.values.dynamo_data_operator(ctx.file, subscript)) return std::nullopt;
     // A store `x[i] = v` reads `i` as well: Tensor.__index__ either way.
     std::vector<Node> index;
     for (const Node& c : subscript.named_children()) {
@@ -54,7 +54,7 @@ std::optional<std::pair<std::string, std::string>> dynamo_builtin_compare(const 
     const Node fn = call.field("function");
     if (!fn.is("identifier") || (fn.text() != "min" && fn.text() != "max")) return std::nullopt;
     if (ctx.source().index.find_import(std::string(fn.text())) != nullptr) return std::nullopt;
-    if (!ctx.values.dynamo_data_read(ctx.file, call)) return std::nullopt;
+    if (!ctx.values.dynamo_data_operator(ctx.file, call)) return std::nullopt;
     const auto args = call.field("arguments").named_children();
     if (args.size() < 2) return std::nullopt;
     bool tensor_or_unknown = false;
