@@ -27,7 +27,7 @@ SETTINGS = {
 KINDS = {
     "ScalarRead": ["item_arith", "int_size", "tolist_int"],
     "DynamicShape": ["nonzero", "mask_index", "unique", "where_one_argument", "nms"],
-    "IndexRead": ["index_0d"],
+    "IndexRead": ["index_0d", "one_element_mask", "narrow_start"],
     "BuiltinCompare": ["builtin_max"],
     "DataLoop": ["while_loop"],
     "Cost": ["item_then_test", "nonzero_then_test"],
@@ -73,6 +73,13 @@ ALPHAS = torch.linspace(0.1, 0.9, 10)
 
 def index_0d(x):
     return x * ALPHAS[(x > 0).sum()]
+
+def one_element_mask(x):
+    return x[(x > 0).all()] * 2
+
+def narrow_start(x):
+    counts = (x > 0).sum(0, keepdim=True)
+    return x.narrow(0, counts[0], 1) * 2
 
 def builtin_max(x, n=3):
     return x * max(x[0], n)

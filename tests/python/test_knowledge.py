@@ -189,15 +189,18 @@ def test_dynamo_settings_do_what_the_help_lines_say(settings_measured, tmp_path)
     no setting break under both; and a Python test on a captured value or size still breaks (the
     cost the help line states)."""
     kinds, m = settings_measured
-    breaks = {s: {n: r["graph_breaks"] for n, r in rows.items()} for s, rows in m.items()}
-    errors = [(s, n, r["error"]) for s, rows in m.items() for n, r in rows.items() if r["error"]]
+    # A call that raises counts as not removed (torch 2.12.1: narrow with a captured start makes
+    # Dynamo raise InternalTorchDynamoError).
+    removed = {s: {n: r["graph_breaks"] == 0 and not r["error"] for n, r in rows.items()} for s, rows in m.items()}
+    errors = [(s, n, r["error"]) for s, rows in m.items() for n, r in rows.items()
+              if r["error"] and not (s == "capture_scalar_outputs" and n == "narrow_start")]
     assert not errors, errors
     removes = {"ScalarRead": "capture_scalar_outputs", "DynamicShape": "capture_dynamic_output_shape_ops"}
     for kind, names in kinds.items():
         for name in names:
-            assert breaks["none"][name] > 0, (kind, name)
+            assert not removed["none"][name], (kind, name)
             for setting in ("capture_scalar_outputs", "capture_dynamic_output_shape_ops"):
-                assert (breaks[setting][name] == 0) == (removes.get(kind) == setting), (kind, name, setting, breaks)
+                assert removed[setting][name] == (removes.get(kind) == setting), (kind, name, setting, m)
     # The help lines name those settings, and none for the other kinds.
     src = tmp_path / "m.py"
     src.write_text(

@@ -64,6 +64,13 @@ std::string scalar_read_reason(const std::string& kind) {
                        kind == "item" ? ".item()" : kind + "()");
 }
 
+// The help line of a GB0033 read Dynamo's settings do not remove: with capture_scalar_outputs a
+// one-element mask still breaks and `narrow` with a tensor start makes Dynamo raise
+// (InternalTorchDynamoError); measured, torch 2.12.1 (benchmarks/dynamo_settings.py).
+constexpr const char* kNoSettingIndex =
+    "no Dynamo setting removes it (measured, torch 2.12.1): a value known without the data, or a tensor op "
+    "(`torch.where`, `index_select`) in place of the read, would";
+
 class DataDependentShapeRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
@@ -164,9 +171,9 @@ private:
         if (one_element_reduction(ctx, mask)) {
             out.push_back(refused(n, std::string(n.text()), "GB0033",
                                   fmt::format("indexing by a one-element boolean (`{}`) reads its value into Python "
-                                              "(a data-dependent operator, unless capture_scalar_outputs), and the "
-                                              "result's shape depends on it",
-                                              mask.text())));
+                                              "(a data-dependent operator), and the result's shape depends on it",
+                                              mask.text()),
+                                  kNoSettingIndex));
             return;
         }
         out.push_back(refused(n, std::string(n.text()), "GB0036",
@@ -318,9 +325,9 @@ private:
                 }
                 out.push_back(refused(call, fmt::format("{}(... {} ...)", fn.text(), value.text()), "GB0033",
                                       fmt::format("`{}` is a tensor used as narrow's {}: its value is read here (a "
-                                                  "data-dependent operator, unless capture_scalar_outputs), and the "
-                                                  "result's shape depends on it",
-                                                  value.text(), name)));
+                                                  "data-dependent operator), and the result's shape depends on it",
+                                                  value.text(), name),
+                                      kNoSettingIndex));
                 return;
             }
         }
