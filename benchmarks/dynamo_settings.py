@@ -146,7 +146,8 @@ def main():
     result = {"torch": torch.__version__, "kinds": KINDS, "settings": measure()}
     for kind, names in KINDS.items():
         for name in names:
-            row = {s: result["settings"][s][name]["graph_breaks"] for s in SETTINGS}
+            row = {s: "raised" if result["settings"][s][name]["error"] else result["settings"][s][name]["graph_breaks"]
+                   for s in SETTINGS}
             print(f"{kind:<14} {name:<20} " + "  ".join(f"{s}={n}" for s, n in row.items()))
     if args.json:
         with open(args.json, "w") as f:
