@@ -25,7 +25,7 @@ SETTINGS = {
 
 # kind (knowledge::DataBreak) -> the functions of that kind
 KINDS = {
-    "ScalarRead": ["item_arith", "int_size", "tolist_int"],
+    "ScalarRead": ["item_arith", "int_size", "tolist_int", "slice_bound", "loop_sizes"],
     "DynamicShape": ["nonzero", "mask_index", "unique", "where_one_argument", "nms"],
     "IndexRead": ["index_0d", "one_element_mask", "narrow_start"],
     "BuiltinCompare": ["builtin_max"],
@@ -50,6 +50,16 @@ def int_size(x):
 def tolist_int(x):
     v = (x > 0).long().tolist()
     return x + v[0]
+
+def slice_bound(x):
+    t = (x > 0).sum()
+    return x[t:] * 2
+
+def loop_sizes(x):
+    out = []
+    for c in (x > 0).long() + 1:
+        out.append(torch.zeros(c))
+    return torch.cat(out)
 
 def nonzero(x):
     return (x > 0).nonzero() + 1

@@ -4,7 +4,9 @@
 
 namespace graphmend::knowledge {
 
-// Measured with torch 2.12.1 by benchmarks/dynamo_settings.py (docs/results/dynamo-settings.json;
+// Measured with torch 2.12.1 by benchmarks/dynamo_settings.py (docs/results/dynamo-settings.json:
+// ScalarRead covers `.item()`, `int()` as a size, integer `.tolist()`, a slice bound and a loop
+// whose elements are sizes;
 // tests/python/test_knowledge.py measures again): torch._dynamo.explain of one function per
 // kind, with each setting through its environment variable (torch/_dynamo/config.py reads
 // TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS and TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS).
