@@ -29,6 +29,13 @@ std::optional<std::pair<std::string, std::string>> dynamo_index_read(const Conte
 /// `max(box[0], 0)`): the comparison reads tensor values into Python.
 std::optional<std::pair<std::string, std::string>> dynamo_builtin_compare(const Context& ctx, const Node& call);
 
+// The help line of a GB0033 read Dynamo's settings do not remove: with capture_scalar_outputs a
+// one-element mask still breaks and `narrow` with a tensor start makes Dynamo raise
+// (InternalTorchDynamoError); measured, torch 2.12.1 (benchmarks/dynamo_settings.py).
+inline constexpr const char* kNoSettingIndex =
+    "no Dynamo setting removes it (measured, torch 2.12.1): a value known without the data, or a tensor op "
+    "(`torch.where`, `index_select`) in place of the read, would";
+
 // The innermost function_definition around `n` (lambdas skipped), or invalid.
 Node function_of(const Node& n);
 

@@ -64,13 +64,6 @@ std::string scalar_read_reason(const std::string& kind) {
                        kind == "item" ? ".item()" : kind + "()");
 }
 
-// The help line of a GB0033 read Dynamo's settings do not remove: with capture_scalar_outputs a
-// one-element mask still breaks and `narrow` with a tensor start makes Dynamo raise
-// (InternalTorchDynamoError); measured, torch 2.12.1 (benchmarks/dynamo_settings.py).
-constexpr const char* kNoSettingIndex =
-    "no Dynamo setting removes it (measured, torch 2.12.1): a value known without the data, or a tensor op "
-    "(`torch.where`, `index_select`) in place of the read, would";
-
 class DataDependentShapeRule final : public Rule {
 public:
     [[nodiscard]] const RuleInfo& info() const override { return kInfo; }
